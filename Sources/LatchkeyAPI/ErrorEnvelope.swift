@@ -1,0 +1,62 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A machine-matchable error code carried in every error response.
+///
+/// Codes are open-ended strings so a newer server can add codes without breaking older clients.
+public struct ErrorCode: RawRepresentable, Hashable, Codable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(from decoder: any Decoder) throws { self.rawValue = try decoder.singleValueContainer().decode(String.self) }
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(self.rawValue)
+    }
+    public var description: String { self.rawValue }
+
+    /// The body was not valid JSON, or a field had the wrong type or was missing.
+    public static let invalidRequest = ErrorCode(rawValue: "invalid_request")
+    /// A field that must be a UUID was not one.
+    public static let invalidUUID = ErrorCode(rawValue: "invalid_uuid")
+    /// A required header was missing or malformed.
+    public static let invalidHeader = ErrorCode(rawValue: "invalid_header")
+    /// The request body exceeded the server's limit.
+    public static let payloadTooLarge = ErrorCode(rawValue: "payload_too_large")
+    /// The bearer token was missing, malformed, forged, expired or revoked.
+    public static let invalidToken = ErrorCode(rawValue: "invalid_token")
+    /// The refresh token is unknown, expired, revoked or was reused.
+    public static let invalidGrant = ErrorCode(rawValue: "invalid_grant")
+    /// The device is already registered and the request did not prove ownership with its device secret.
+    public static let invalidDeviceSecret = ErrorCode(rawValue: "invalid_device_secret")
+    /// The token is valid but of a kind this endpoint does not accept.
+    public static let forbidden = ErrorCode(rawValue: "forbidden")
+    /// The resource does not exist.
+    public static let notFound = ErrorCode(rawValue: "not_found")
+    /// The HTTP method is not supported on this path.
+    public static let methodNotAllowed = ErrorCode(rawValue: "method_not_allowed")
+    /// Too many requests; see the rate-limit headers.
+    public static let rateLimited = ErrorCode(rawValue: "rate_limited")
+    /// A dependency (the database) is not answering.
+    public static let serviceUnavailable = ErrorCode(rawValue: "service_unavailable")
+    /// An unexpected server failure. Never caused by client input.
+    public static let internalError = ErrorCode(rawValue: "internal_error")
+}
+
+/// The body of every error response: `{"error": {"code": "…", "message": "…"}}`.
+public struct ErrorEnvelope: Codable, Sendable, Equatable {
+    public struct Detail: Codable, Sendable, Equatable {
+        /// A stable code a program can match.
+        public var code: ErrorCode
+        /// A short sentence a person can read. Never contains a token or secret.
+        public var message: String
+        public init(code: ErrorCode, message: String) {
+            self.code = code
+            self.message = message
+        }
+    }
+    public var error: Detail
+    public init(code: ErrorCode, message: String) { self.error = Detail(code: code, message: message) }
+}

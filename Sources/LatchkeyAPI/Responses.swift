@@ -1,0 +1,181 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// The answer of `users/register`: whether the user was created by this call.
+public struct RegisterUserResponse: Codable, Sendable, Equatable {
+    public var userID: String
+    public var created: Bool
+    enum CodingKeys: String, CodingKey {
+        case userID = "user_id"
+        case created
+    }
+    public init(userID: String, created: Bool) {
+        self.userID = userID
+        self.created = created
+    }
+}
+
+/// An access token and its refresh token, as returned by every endpoint that starts or continues a session.
+public struct TokenPairResponse: Codable, Sendable {
+    public var accessToken: String
+    /// Always `Bearer`.
+    public var tokenType: String
+    /// Seconds until the access token expires.
+    public var expiresIn: Int
+    public var refreshToken: String
+    /// Seconds until the refresh token expires if it is not used.
+    public var refreshTokenExpiresIn: Int
+    public var userID: String
+    public var sessionID: String
+    /// Present only on the response that registered a new device: keep it, it is never shown again.
+    public var deviceSecret: String?
+
+    enum CodingKeys: String, CodingKey {
+        case accessToken = "access_token"
+        case tokenType = "token_type"
+        case expiresIn = "expires_in"
+        case refreshToken = "refresh_token"
+        case refreshTokenExpiresIn = "refresh_token_expires_in"
+        case userID = "user_id"
+        case sessionID = "session_id"
+        case deviceSecret = "device_secret"
+    }
+
+    public init(
+        accessToken: String, expiresIn: Int, refreshToken: String, refreshTokenExpiresIn: Int, userID: String, sessionID: String,
+        deviceSecret: String? = nil
+    ) {
+        self.accessToken = accessToken
+        self.tokenType = "Bearer"
+        self.expiresIn = expiresIn
+        self.refreshToken = refreshToken
+        self.refreshTokenExpiresIn = refreshTokenExpiresIn
+        self.userID = userID
+        self.sessionID = sessionID
+        self.deviceSecret = deviceSecret
+    }
+}
+
+/// `GET /api/v1/validate-token` for a valid token.
+public struct ValidateTokenResponse: Codable, Sendable, Equatable {
+    public var valid: Bool
+    public var sub: String
+    /// Expiry, seconds since 1970.
+    public var exp: Int64
+    public var kind: TokenKind
+    public init(sub: String, exp: Int64, kind: TokenKind) {
+        self.valid = true
+        self.sub = sub
+        self.exp = exp
+        self.kind = kind
+    }
+}
+
+/// `GET /api/v1/validate-token` for an invalid token: `{"valid": false, "error": {...}}` with status 401.
+public struct InvalidTokenResponse: Codable, Sendable, Equatable {
+    public var valid: Bool
+    public var error: ErrorEnvelope.Detail
+    public init(error: ErrorEnvelope.Detail) {
+        self.valid = false
+        self.error = error
+    }
+}
+
+/// The profile returned by `GET /api/v1/auth/me` and `GET /api/v1/users/me`.
+public struct UserProfile: Codable, Sendable, Equatable {
+    public struct Identity: Codable, Sendable, Equatable {
+        /// `apple` or the name of a configured identity provider.
+        public var provider: String
+        public var subject: String
+        public var createdAt: Date
+        enum CodingKeys: String, CodingKey {
+            case provider
+            case subject
+            case createdAt = "created_at"
+        }
+        public init(provider: String, subject: String, createdAt: Date) {
+            self.provider = provider
+            self.subject = subject
+            self.createdAt = createdAt
+        }
+    }
+
+    public struct Device: Codable, Sendable, Equatable {
+        public var deviceID: String
+        public var createdAt: Date
+        public var lastSeenAt: Date?
+        enum CodingKeys: String, CodingKey {
+            case deviceID = "device_id"
+            case createdAt = "created_at"
+            case lastSeenAt = "last_seen_at"
+        }
+        public init(deviceID: String, createdAt: Date, lastSeenAt: Date?) {
+            self.deviceID = deviceID
+            self.createdAt = createdAt
+            self.lastSeenAt = lastSeenAt
+        }
+    }
+
+    public var userID: String
+    public var kind: UserKind
+    public var createdAt: Date
+    /// The kind of the token that asked.
+    public var tokenKind: TokenKind
+    public var sessionID: String?
+    public var identities: [Identity]
+    public var devices: [Device]
+
+    enum CodingKeys: String, CodingKey {
+        case userID = "user_id"
+        case kind
+        case createdAt = "created_at"
+        case tokenKind = "token_kind"
+        case sessionID = "session_id"
+        case identities
+        case devices
+    }
+
+    public init(
+        userID: String, kind: UserKind, createdAt: Date, tokenKind: TokenKind, sessionID: String?, identities: [Identity],
+        devices: [Device]
+    ) {
+        self.userID = userID
+        self.kind = kind
+        self.createdAt = createdAt
+        self.tokenKind = tokenKind
+        self.sessionID = sessionID
+        self.identities = identities
+        self.devices = devices
+    }
+}
+
+/// `GET /api/v1/health`.
+public struct HealthResponse: Codable, Sendable, Equatable {
+    public var status: String
+    public var version: String
+    public init(status: String, version: String) {
+        self.status = status
+        self.version = version
+    }
+}
+
+/// `GET /api/v1/health/ready` when the database answers.
+public struct ReadinessResponse: Codable, Sendable, Equatable {
+    public var status: String
+    public var database: String
+    public init(status: String, database: String) {
+        self.status = status
+        self.database = database
+    }
+}
+
+/// `POST /api/v1/auth/logout`.
+public struct LogoutResponse: Codable, Sendable, Equatable {
+    /// How many sessions this call ended.
+    public var revokedSessions: Int
+    enum CodingKeys: String, CodingKey { case revokedSessions = "revoked_sessions" }
+    public init(revokedSessions: Int) { self.revokedSessions = revokedSessions }
+}

@@ -1,0 +1,16 @@
+import Hummingbird
+import LatchkeyAPI
+
+/// `POST /api/v1/auth/access-code/exchange`: a valid access code for a new session of its user.
+struct AccessCodeRoutes {
+    let accessCodes: AccessCodeService
+    let maxBodySize: Int
+
+    func add(to router: RouterGroup<LatchkeyRequestContext>) {
+        router.post("auth/access-code/exchange") { request, _ in
+            var request = request
+            let body = try await request.decodeJSON(as: AccessCodeExchangeRequest.self, limit: self.maxBodySize)
+            return try jsonResponse(try await self.accessCodes.exchange(code: body.accessCode))
+        }
+    }
+}

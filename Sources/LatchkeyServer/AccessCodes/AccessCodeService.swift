@@ -1,0 +1,48 @@
+import Foundation
+import LatchkeyAPI
+
+/// Access codes: JWTs for an existing user, issued by support staff, usable as a Bearer or
+/// exchangeable for a session, listed and revocable.
+public struct AccessCodeService: Sendable {
+    let store: any AccessCodeStore
+    let users: any UserStore
+    let tokens: AccessTokenIssuer
+    let verifier: AccessTokenVerifier
+    let sessions: SessionService
+    let cache: TokenVerificationCache
+    let defaultLifetime: TimeInterval
+    let clock: any WallClock
+
+    /// Issues a code for the existing user `userID`; returns the code (a JWT) and its record.
+    public func issue(userID: String, expiresIn: TimeInterval?, note: String?) async throws -> (code: String, record: AccessCodeRecord) {
+        guard try await self.users.user(id: userID) != nil else {
+            throw ServiceError.notFound("No user with ID \(userID): register the device first (POST /api/v1/users/register).")
+        }
+        let lifetime = expiresIn ?? self.defaultLifetime
+        let (code, claims) = try await self.tokens.issue(
+            kind: .accessCode, userID: userID, sessionID: nil, deviceID: nil, lifetime: lifetime)
+        let record = AccessCodeRecord(
+            id: claims.tokenID, userID: userID, note: note, createdAt: Date(timeIntervalSince1970: TimeInterval(claims.issuedAt)),
+            expiresAt: Date(timeIntervalSince1970: TimeInterval(claims.expiresAt)), revokedAt: nil)
+        try await self.store.insertAccessCode(record)
+        return (code, record)
+    }
+
+    public func list() async throws -> [AccessCodeRecord] { try await self.store.accessCodes() }
+
+    /// Revokes the code with ID (`jti`) `id`; it gets 401 at once on this server.
+    public func revoke(id: String) async throws -> AccessCodeRecord {
+        guard let record = try await self.store.revokeAccessCode(id: id, at: self.clock.now()) else {
+            throw ServiceError.notFound("No access code with ID \(id).")
+        }
+        self.cache.invalidate(tokenID: id)
+        return record
+    }
+
+    /// Trades a valid access code for a new session of its user. The code stays valid.
+    public func exchange(code: String) async throws -> TokenPairResponse {
+        let verified = try await self.verifier.verify(code)
+        guard verified.kind == .accessCode else { throw TokenRejection.notAnAccessCode }
+        return try await self.sessions.startSession(userID: verified.userID, deviceID: nil)
+    }
+}

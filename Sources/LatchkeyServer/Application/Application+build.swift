@@ -1,0 +1,58 @@
+import Hummingbird
+import Logging
+import ServiceLifecycle
+
+/// The router of every Latchkey endpoint over `services`.
+///
+/// Embedders can add their own routes to the returned router; put them behind ``BearerAuthenticator``
+/// by adding them to a group as `buildRouter` does for `/api/v1/auth/me`.
+public func buildRouter(services: LatchkeyServices) -> Router<LatchkeyRequestContext> {
+    let router = Router(context: LatchkeyRequestContext.self)
+    router.add(middleware: RequestLogMiddleware(metrics: services.metrics))
+    router.add(middleware: ErrorMiddleware())
+    let limit = services.configuration.maxBodySize
+    let api = router.group("api/v1")
+    let authenticated = router.group("api/v1").add(middleware: BearerAuthenticator(verifier: services.verifier))
+
+    HealthRoutes(database: services.database).add(to: api)
+    UserRoutes(users: services.users, maxBodySize: limit).add(public: api, authenticated: authenticated)
+    DeviceRoutes(devices: services.devices, maxBodySize: limit).add(to: api)
+    SessionRoutes(sessions: services.sessions, maxBodySize: limit).add(public: api, authenticated: authenticated)
+    TokenRoutes(verifier: services.verifier).add(to: api)
+    AccessCodeRoutes(accessCodes: services.accessCodes, maxBodySize: limit).add(to: api)
+    DiscoveryRoutes(keyRing: services.keyRing, issuer: services.issuer).add(to: router)
+    OperationsRoutes(metrics: services.metrics).add(to: router)
+    return router
+}
+
+/// A Latchkey server over `services`, listening on the configured host and port.
+///
+/// It runs ``SigningKeyReloader`` beside the HTTP server so keys rotated by the CLI (or by another
+/// process on the same database) are picked up without a restart.
+public func buildApplication(services: LatchkeyServices, logger: Logger) -> some ApplicationProtocol {
+    let configuration = services.configuration
+    return Application(
+        router: buildRouter(services: services),
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "latchkey"),
+        services: [SigningKeyReloader(keyRing: services.keyRing, interval: configuration.keyReloadInterval, logger: logger)],
+        logger: logger)
+}
+
+/// Reloads the signing keys from the database every `interval` seconds.
+public struct SigningKeyReloader: Service {
+    let keyRing: SigningKeyRing
+    let interval: Double
+    let logger: Logger
+
+    public func run() async throws {
+        guard self.interval > 0 else { return }
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            do {
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(self.interval)) }
+            } catch { return }
+            do { try await self.keyRing.reload() } catch {
+                self.logger.error("reloading signing keys failed", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import Logging
+
+/// Everything a Latchkey server or the CLI needs, built from a configuration over one database.
+///
+/// The CLI and `serve` both open one of these, so support commands apply the same rules as the server.
+public struct LatchkeyServices: Sendable {
+    public let configuration: LatchkeyConfiguration
+    public let database: any LatchkeyDatabase
+    public let clock: any WallClock
+    public let keyRing: SigningKeyRing
+    public let verifier: AccessTokenVerifier
+    public let sessions: SessionService
+    public let devices: DeviceService
+    public let users: UserService
+    public let accessCodes: AccessCodeService
+    public let metrics: LatchkeyMetrics
+    /// The issuer in tokens: `public-url`, else the one recorded by the last `serve` on this database.
+    public let issuer: String
+
+    /// Opens the database, applies migrations and loads (creating when missing) the signing keys.
+    ///
+    /// - Parameter recordIssuer: `serve` records its issuer so CLI commands on the same database sign
+    ///   access codes the server accepts without being told the public URL again.
+    public static func open(
+        configuration: LatchkeyConfiguration, clock: any WallClock = SystemClock(), recordIssuer: Bool, logger: Logger
+    ) async throws -> LatchkeyServices {
+        let database = try await SQLiteLatchkeyDatabase(path: configuration.database, logger: logger)
+        do {
+            return try await Self.open(configuration: configuration, database: database, clock: clock, recordIssuer: recordIssuer, logger: logger)
+        } catch {
+            await database.close()
+            throw error
+        }
+    }
+
+    /// Builds the services over an already opened database.
+    public static func open(
+        configuration: LatchkeyConfiguration, database: any LatchkeyDatabase, clock: any WallClock, recordIssuer: Bool, logger: Logger
+    ) async throws -> LatchkeyServices {
+        try await Migrations.run(on: database, clock: clock, logger: logger)
+        let store = SQLLatchkeyStore(database: database)
+        let masterKey =
+            try configuration.masterKey.map(MasterKey.init(base64:))
+            ?? MasterKey.loadOrCreate(filePath: MasterKey.defaultFilePath(forDatabase: configuration.database))
+        let issuer: String
+        if recordIssuer || configuration.publicURL != nil {
+            issuer = configuration.issuer
+            if recordIssuer { try await store.setSetting("issuer", to: issuer) }
+        } else {
+            issuer = try await store.setting("issuer") ?? configuration.issuer
+        }
+        let keyRing = SigningKeyRing(store: store, masterKey: masterKey, clock: clock, retention: configuration.keyRetention, logger: logger)
+        try await keyRing.prepare()
+        let metrics = LatchkeyMetrics()
+        let cache = TokenVerificationCache(capacity: configuration.verificationCacheCapacity, ceiling: configuration.verificationCacheCeiling)
+        let issuerService = AccessTokenIssuer(keyRing: keyRing, issuer: issuer, audience: configuration.audience, clock: clock, metrics: metrics)
+        let verifier = AccessTokenVerifier(
+            keyRing: keyRing, cache: cache, sessions: store, accessCodes: store, issuer: issuer, audience: configuration.audience, clock: clock)
+        let sessions = SessionService(
+            store: store, tokens: issuerService, cache: cache, policy: configuration.tokens,
+            successorKey: masterKey.derivedKey(purpose: "refresh-token successor"), clock: clock, metrics: metrics, logger: logger)
+        return LatchkeyServices(
+            configuration: configuration, database: database, clock: clock, keyRing: keyRing, verifier: verifier, sessions: sessions,
+            devices: DeviceService(store: store, sessions: sessions, clock: clock),
+            users: UserService(store: store, cache: cache, clock: clock),
+            accessCodes: AccessCodeService(
+                store: store, users: store, tokens: issuerService, verifier: verifier, sessions: sessions, cache: cache,
+                defaultLifetime: configuration.tokens.accessCodeLifetime, clock: clock),
+            metrics: metrics, issuer: issuer)
+    }
+
+    /// Closes the database.
+    public func close() async { await self.database.close() }
+}

@@ -1,0 +1,21 @@
+/// A rule a request broke, decided by a service; the routes turn it into an HTTP error.
+///
+/// Messages are shown to callers: they never contain a token or secret.
+public enum ServiceError: Error, Equatable, CustomStringConvertible {
+    /// The refresh token is unknown, expired, revoked or was reused.
+    case invalidGrant(String)
+    /// The device exists and the request did not prove it owns it.
+    case invalidDeviceSecret
+    /// The token is valid but cannot do this.
+    case forbidden(String)
+    /// The named thing does not exist.
+    case notFound(String)
+
+    public var description: String {
+        switch self {
+        case .invalidGrant(let message), .forbidden(let message), .notFound(let message): message
+        case .invalidDeviceSecret:
+            "This device ID is already registered: send its device_secret, or sign in with an access code."
+        }
+    }
+}

@@ -1,0 +1,22 @@
+import Configuration
+import Foundation
+import SystemPackage
+
+extension LatchkeyConfiguration {
+    /// Reads the configuration the way `latchkey` does: `overrides` (command-line options) first, then
+    /// `LATCHKEY_*` environment variables, then the JSON file at `configFile` (or `LATCHKEY_CONFIG`), then defaults.
+    public static func load(overrides: [String: ConfigContent], configFile: String?) async throws -> LatchkeyConfiguration {
+        var values: [AbsoluteConfigKey: ConfigValue] = [:]
+        for (key, value) in overrides {
+            values[AbsoluteConfigKey(key.split(separator: ".").map(String.init))] = ConfigValue(value, isSecret: false)
+        }
+        var providers: [any ConfigProvider] = [
+            InMemoryProvider(values: values),
+            EnvironmentVariablesProvider(secretsSpecifier: .specific(["LATCHKEY_MASTER_KEY"])).prefixKeys(with: ["latchkey"]),
+        ]
+        if let path = configFile ?? ProcessInfo.processInfo.environment["LATCHKEY_CONFIG"] {
+            providers.append(try await FileProvider<JSONSnapshot>(filePath: FilePath(path)))
+        }
+        return LatchkeyConfiguration(reader: ConfigReader(providers: providers))
+    }
+}

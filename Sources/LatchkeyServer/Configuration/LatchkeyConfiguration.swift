@@ -1,0 +1,98 @@
+import Configuration
+import Foundation
+import LatchkeyAPI
+import Logging
+
+/// Everything a Latchkey server or CLI reads from its configuration.
+///
+/// Keys (environment variable in brackets; a JSON config file uses the same dotted keys as nested objects):
+/// - `host` (`LATCHKEY_HOST`, default `127.0.0.1`), `port` (`LATCHKEY_PORT`, default `8080`)
+/// - `database` (`LATCHKEY_DATABASE`, default `./latchkey.sqlite`): an SQLite file path
+/// - `public-url` (`LATCHKEY_PUBLIC_URL`, default `http://<host>:<port>`): the token issuer and base of the JWKS URL
+/// - `audience` (`LATCHKEY_AUDIENCE`, default `latchkey`): the `aud` claim of every token
+/// - `master-key` (`LATCHKEY_MASTER_KEY`, secret): base64 of 32 bytes; default: a key file beside the database
+/// - `tokens.session-lifetime`, `tokens.guest-lifetime`, `tokens.access-code-lifetime`, `tokens.refresh-lifetime`,
+///   `tokens.refresh-grace` (seconds; defaults 900, 900, 2592000, 2592000, 10)
+/// - `http.max-body-size` (bytes, default 65536)
+/// - `cache.capacity` (entries, default 100000), `cache.ceiling` (seconds a verified token is trusted without
+///   looking at the database again, default 60)
+/// - `keys.reload-interval` (seconds, default 30), `keys.retention` (seconds a retired key stays published, default 7776000)
+/// - `log-level` (`LATCHKEY_LOG_LEVEL`, default `info`)
+public struct LatchkeyConfiguration: Sendable {
+    public var host: String = "127.0.0.1"
+    public var port: Int = 8080
+    public var database: String = "./latchkey.sqlite"
+    public var publicURL: String?
+    public var audience: String = "latchkey"
+    /// Base64 of 32 bytes; nil means "use the key file beside the database".
+    public var masterKey: String?
+    public var tokens = TokenPolicy()
+    public var maxBodySize: Int = 64 * 1024
+    public var verificationCacheCapacity: Int = 100_000
+    public var verificationCacheCeiling: TimeInterval = 60
+    public var keyReloadInterval: TimeInterval = 30
+    public var keyRetention: TimeInterval = 90 * 86_400
+    public var logLevel: Logger.Level = .info
+
+    /// The defaults.
+    public init() {}
+
+    /// Reads every key from `reader`, falling back to the defaults.
+    public init(reader: ConfigReader) {
+        let defaults = Self()
+        self.host = reader.string(forKey: "host", default: defaults.host)
+        self.port = reader.int(forKey: "port", default: defaults.port)
+        self.database = reader.string(forKey: "database", default: defaults.database)
+        self.publicURL = reader.string(forKey: "public-url")
+        self.audience = reader.string(forKey: "audience", default: defaults.audience)
+        self.masterKey = reader.string(forKey: "master-key", isSecret: true)
+        self.tokens = TokenPolicy(reader: reader.scoped(to: "tokens"))
+        self.maxBodySize = reader.int(forKey: "http.max-body-size", default: defaults.maxBodySize)
+        self.verificationCacheCapacity = reader.int(forKey: "cache.capacity", default: defaults.verificationCacheCapacity)
+        self.verificationCacheCeiling = reader.double(forKey: "cache.ceiling", default: defaults.verificationCacheCeiling)
+        self.keyReloadInterval = reader.double(forKey: "keys.reload-interval", default: defaults.keyReloadInterval)
+        self.keyRetention = reader.double(forKey: "keys.retention", default: defaults.keyRetention)
+        self.logLevel = reader.string(forKey: "log-level").flatMap(Logger.Level.init(rawValue:)) ?? defaults.logLevel
+    }
+
+    /// The issuer: `public-url` without a trailing slash, else `http://host:port`.
+    public var issuer: String {
+        var url = self.publicURL ?? "http://\(self.host):\(self.port)"
+        while url.hasSuffix("/") { url.removeLast() }
+        return url
+    }
+}
+
+/// Token lifetimes and the refresh-token reuse grace window, in seconds.
+public struct TokenPolicy: Sendable {
+    /// Access tokens of sessions (device, refresh, exchange).
+    public var sessionLifetime: TimeInterval = 900
+    /// Guest access tokens.
+    public var guestLifetime: TimeInterval = 900
+    /// Access codes issued without `--expires-in`.
+    public var accessCodeLifetime: TimeInterval = 30 * 86_400
+    /// A refresh token not used within this time expires.
+    public var refreshLifetime: TimeInterval = 30 * 86_400
+    /// A refresh token presented again within this time after its first use gets the same successor.
+    public var refreshGrace: TimeInterval = 10
+
+    public init() {}
+
+    init(reader: ConfigReader) {
+        let defaults = Self()
+        self.sessionLifetime = reader.double(forKey: "session-lifetime", default: defaults.sessionLifetime)
+        self.guestLifetime = reader.double(forKey: "guest-lifetime", default: defaults.guestLifetime)
+        self.accessCodeLifetime = reader.double(forKey: "access-code-lifetime", default: defaults.accessCodeLifetime)
+        self.refreshLifetime = reader.double(forKey: "refresh-lifetime", default: defaults.refreshLifetime)
+        self.refreshGrace = reader.double(forKey: "refresh-grace", default: defaults.refreshGrace)
+    }
+
+    /// The access-token lifetime for tokens of `kind` (access codes carry their own expiry).
+    func accessLifetime(for kind: TokenKind) -> TimeInterval {
+        switch kind {
+        case .session: self.sessionLifetime
+        case .guest: self.guestLifetime
+        case .accessCode: self.accessCodeLifetime
+        }
+    }
+}

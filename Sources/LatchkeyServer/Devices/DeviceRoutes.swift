@@ -1,0 +1,18 @@
+import Hummingbird
+import LatchkeyAPI
+
+/// `POST /api/v1/auth/register-device`: 201 with a `device_secret` for a new device, 200 for a known one.
+struct DeviceRoutes {
+    let devices: DeviceService
+    let maxBodySize: Int
+
+    func add(to router: RouterGroup<LatchkeyRequestContext>) {
+        router.post("auth/register-device") { request, _ in
+            var request = request
+            let body = try await request.decodeJSON(as: RegisterDeviceRequest.self, limit: self.maxBodySize)
+            let deviceID = try canonicalUUID(body.deviceID, field: "device_id")
+            let (tokens, created) = try await self.devices.register(deviceID: deviceID, deviceSecret: body.deviceSecret)
+            return try jsonResponse(tokens, status: created ? .created : .ok)
+        }
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+import LatchkeyAPI
+
+/// Registers devices: a device's user ID is its UUID, and a known device needs its secret.
+public struct DeviceService: Sendable {
+    let store: any DeviceStore
+    let sessions: SessionService
+    let clock: any WallClock
+
+    /// Registers `deviceID` (canonical lowercase UUID) and starts a session for it.
+    ///
+    /// A new device gets a `device_secret` in the response, once. A known device must present it:
+    /// the UUID travels in `X-Device-ID` headers, so knowing it must never be enough to get tokens.
+    /// Returns whether the device was created by this call.
+    public func register(deviceID: String, deviceSecret: String?) async throws -> (tokens: TokenPairResponse, created: Bool) {
+        if let existing = try await self.store.device(id: deviceID) {
+            guard let deviceSecret, Secret.constantTimeEquals(Secret.hash(deviceSecret), existing.secretHash) else {
+                throw ServiceError.invalidDeviceSecret
+            }
+            return (try await self.sessions.startSession(userID: existing.userID, deviceID: deviceID), false)
+        }
+        let secret = Secret.generate()
+        let now = self.clock.now()
+        let device = DeviceRecord(id: deviceID, userID: deviceID, secretHash: Secret.hash(secret), createdAt: now, lastSeenAt: now)
+        let (session, refreshToken) = self.sessions.makeSession(userID: deviceID, deviceID: deviceID)
+        do {
+            try await self.store.registerNewDevice(device, session: session)
+        } catch StoreError.conflict {
+            // The user exists (from users/register) or another request registered the device first.
+            throw ServiceError.invalidDeviceSecret
+        }
+        let tokens = try await self.sessions.tokenPair(
+            sessionID: session.id, userID: deviceID, deviceID: deviceID, refreshToken: refreshToken, deviceSecret: secret)
+        return (tokens, true)
+    }
+}

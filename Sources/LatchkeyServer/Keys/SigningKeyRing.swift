@@ -1,0 +1,155 @@
+import Crypto
+import Foundation
+import JWTKit
+import Logging
+import Synchronization
+
+/// The ES256 keys this server signs and verifies with, loaded from the database.
+///
+/// The newest unretired key signs. Retired keys keep verifying, and stay in the JWKS, for
+/// `keys.retention` after retirement. Every process on one database loads the same keys; each
+/// reloads them every `keys.reload-interval` and when a token names a `kid` it does not know.
+public final class SigningKeyRing: Sendable {
+    struct Snapshot: Sendable {
+        let collection: JWTKeyCollection
+        let activeKID: String
+        let jwks: JSONWebKeySet
+    }
+
+    private let store: any SigningKeyStore
+    private let masterKey: MasterKey
+    private let clock: any WallClock
+    private let retention: TimeInterval
+    private let logger: Logger
+    private let snapshot = Mutex<Snapshot?>(nil)
+    private let lastReload = Mutex<Date?>(nil)
+
+    init(store: any SigningKeyStore, masterKey: MasterKey, clock: any WallClock, retention: TimeInterval, logger: Logger) {
+        self.store = store
+        self.masterKey = masterKey
+        self.clock = clock
+        self.retention = retention
+        self.logger = logger
+    }
+
+    /// Creates the first key when the database has none, then loads the keys.
+    func prepare() async throws {
+        if try await self.store.signingKeys().allSatisfy({ $0.retiredAt != nil }) {
+            _ = try await self.rotate()
+        }
+        try await self.reload()
+    }
+
+    /// Adds a fresh key that signs from now on; earlier keys are retired but keep verifying.
+    @discardableResult
+    public func rotate() async throws -> SigningKeyRecord {
+        let privateKey = P256.Signing.PrivateKey()
+        let kid = Self.thumbprintKID(of: privateKey.publicKey)
+        let record = SigningKeyRecord(
+            kid: kid, algorithm: "ES256", publicKeyPEM: privateKey.publicKey.pemRepresentation,
+            sealedPrivateKey: try self.masterKey.seal(privateKey.rawRepresentation, context: "signing-key \(kid)"),
+            createdAt: self.clock.now(), retiredAt: nil)
+        try await self.store.activateSigningKey(record)
+        self.logger.info("signing key activated", metadata: ["kid": "\(kid)"])
+        try await self.reload()
+        return record
+    }
+
+    /// The keys recorded in the database, newest last.
+    public func records() async throws -> [SigningKeyRecord] {
+        try await self.store.signingKeys()
+    }
+
+    /// Loads the keys from the database.
+    func reload() async throws {
+        let now = self.clock.now()
+        let records = try await self.store.signingKeys().filter { record in
+            record.retiredAt.map { now.timeIntervalSince($0) < self.retention } ?? true
+        }
+        guard let active = records.last(where: { $0.retiredAt == nil }) else {
+            throw JWTError.generic(identifier: "keys", reason: "no active signing key in the database")
+        }
+        let collection = JWTKeyCollection()
+        var keys: [JSONWebKey] = []
+        for record in records {
+            let publicKey = try ES256PublicKey(pem: record.publicKeyPEM)
+            if record.kid == active.kid {
+                let raw = try self.masterKey.open(record.sealedPrivateKey, context: "signing-key \(record.kid)")
+                let privateKey = try ES256PrivateKey(backing: try P256.Signing.PrivateKey(rawRepresentation: raw))
+                await collection.add(ecdsa: privateKey, kid: JWKIdentifier(string: record.kid))
+            } else {
+                await collection.add(ecdsa: publicKey, kid: JWKIdentifier(string: record.kid))
+            }
+            if let parameters = publicKey.parameters {
+                keys.append(JSONWebKey(kid: record.kid, x: parameters.x, y: parameters.y))
+            }
+        }
+        let fresh = Snapshot(collection: collection, activeKID: active.kid, jwks: JSONWebKeySet(keys: keys.reversed()))
+        self.snapshot.withLock { $0 = fresh }
+        self.lastReload.withLock { $0 = now }
+    }
+
+    /// Reloads unless a reload happened within `minimumInterval`; for tokens naming an unknown `kid`.
+    func reloadIfStale(minimumInterval: TimeInterval) async {
+        let now = self.clock.now()
+        let due = self.lastReload.withLock { last in
+            guard let last, now.timeIntervalSince(last) < minimumInterval else {
+                last = now
+                return true
+            }
+            return false
+        }
+        guard due else { return }
+        do { try await self.reload() } catch { self.logger.error("reloading signing keys failed", metadata: ["error": "\(error)"]) }
+    }
+
+    var current: Snapshot {
+        get throws {
+            guard let snapshot = self.snapshot.withLock({ $0 }) else {
+                throw JWTError.generic(identifier: "keys", reason: "signing keys not loaded")
+            }
+            return snapshot
+        }
+    }
+
+    /// The public keys, as served at `/.well-known/jwks.json`.
+    public var jwks: JSONWebKeySet {
+        get throws { try self.current.jwks }
+    }
+
+    func sign(_ payload: some JWTPayload) async throws -> String {
+        let snapshot = try self.current
+        return try await snapshot.collection.sign(payload, kid: JWKIdentifier(string: snapshot.activeKID))
+    }
+
+    /// An RFC 7638 thumbprint as key ID: stable, and says nothing secret.
+    static func thumbprintKID(of key: P256.Signing.PublicKey) -> String {
+        let x963 = key.x963Representation
+        let x = Data(x963[1..<33]).base64URLEncodedString()
+        let y = Data(x963[33..<65]).base64URLEncodedString()
+        let canonical = #"{"crv":"P-256","kty":"EC","x":"\#(x)","y":"\#(y)"}"#
+        return Data(SHA256.hash(data: Data(canonical.utf8))).base64URLEncodedString()
+    }
+}
+
+/// One public key of the JWKS.
+public struct JSONWebKey: Codable, Sendable, Equatable {
+    public var kty = "EC"
+    public var crv = "P-256"
+    public var x: String
+    public var y: String
+    public var kid: String
+    public var use = "sig"
+    public var alg = "ES256"
+
+    init(kid: String, x: String, y: String) {
+        self.kid = kid
+        self.x = x
+        self.y = y
+    }
+}
+
+/// `{"keys": [...]}`, newest key first.
+public struct JSONWebKeySet: Codable, Sendable, Equatable {
+    public var keys: [JSONWebKey]
+}

@@ -1,0 +1,51 @@
+import Foundation
+import SQLKit
+
+/// Signing keys and server-wide settings shared by every process on the database.
+public protocol SigningKeyStore: Sendable {
+    func signingKeys() async throws -> [SigningKeyRecord]
+    /// Adds `key` and retires every other active key, so `key` signs from now on.
+    func activateSigningKey(_ key: SigningKeyRecord) async throws
+    func setting(_ name: String) async throws -> String?
+    func setSetting(_ name: String, to value: String) async throws
+}
+
+extension SQLLatchkeyStore: SigningKeyStore {
+    public func signingKeys() async throws -> [SigningKeyRecord] {
+        try await self.database.read { sql in
+            try await sql.raw("SELECT * FROM signing_keys ORDER BY created_at, kid").all().map { row in
+                SigningKeyRecord(
+                    kid: try row.string("kid"), algorithm: try row.string("algorithm"), publicKeyPEM: try row.string("public_key"),
+                    sealedPrivateKey: try row.string("sealed_private_key"), createdAt: try row.date("created_at"),
+                    retiredAt: try row.optionalDate("retired_at"))
+            }
+        }
+    }
+
+    public func activateSigningKey(_ key: SigningKeyRecord) async throws {
+        try await self.database.transaction { sql in
+            try await sql.raw("UPDATE signing_keys SET retired_at = \(bind: key.createdAt.stored) WHERE retired_at IS NULL").run()
+            try await sql.raw(
+                """
+                INSERT INTO signing_keys (kid, algorithm, public_key, sealed_private_key, created_at)
+                VALUES (\(bind: key.kid), \(bind: key.algorithm), \(bind: key.publicKeyPEM), \(bind: key.sealedPrivateKey),
+                        \(bind: key.createdAt.stored))
+                """
+            ).run()
+        }
+    }
+
+    public func setting(_ name: String) async throws -> String? {
+        try await self.database.read { sql in
+            try await sql.raw("SELECT value FROM settings WHERE name = \(bind: name)").first()?.string("value")
+        }
+    }
+
+    public func setSetting(_ name: String, to value: String) async throws {
+        try await self.database.transaction { sql in
+            try await sql.raw(
+                "INSERT INTO settings (name, value) VALUES (\(bind: name), \(bind: value)) ON CONFLICT (name) DO UPDATE SET value = \(bind: value)"
+            ).run()
+        }
+    }
+}

@@ -1,0 +1,24 @@
+import Hummingbird
+import HummingbirdAuth
+import LatchkeyAPI
+
+/// `POST /api/v1/auth/refresh` and `POST /api/v1/auth/logout`.
+struct SessionRoutes {
+    let sessions: SessionService
+    let maxBodySize: Int
+
+    func add(public router: RouterGroup<LatchkeyRequestContext>, authenticated: RouterGroup<LatchkeyRequestContext>) {
+        router.post("auth/refresh") { request, _ in
+            var request = request
+            let body = try await request.decodeJSON(as: RefreshRequest.self, limit: self.maxBodySize)
+            return try jsonResponse(try await self.sessions.refresh(body.refreshToken))
+        }
+        authenticated.post("auth/logout") { request, context in
+            let token = try context.requireIdentity()
+            var request = request
+            let body = try await request.decodeJSON(as: LogoutRequest.self, limit: self.maxBodySize, emptyValue: LogoutRequest())
+            let revoked = try await self.sessions.logout(token, scope: body.scope ?? .local)
+            return try jsonResponse(LogoutResponse(revokedSessions: revoked))
+        }
+    }
+}

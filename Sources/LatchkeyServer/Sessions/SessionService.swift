@@ -1,0 +1,91 @@
+import Crypto
+import Foundation
+import LatchkeyAPI
+import Logging
+
+/// Starts sessions, rotates their refresh tokens and ends them.
+///
+/// A refresh token's successor is derived from it (HMAC with a key derived from the master key), so
+/// a token presented again within the grace window gets the very successor its first use created,
+/// while only hashes are stored. Presented again later, it revokes the whole session.
+public struct SessionService: Sendable {
+    let store: any SessionStore
+    let tokens: AccessTokenIssuer
+    let cache: TokenVerificationCache
+    let policy: TokenPolicy
+    let successorKey: SymmetricKey
+    let clock: any WallClock
+    let metrics: LatchkeyMetrics
+    let logger: Logger
+
+    /// A session about to be stored, with the plaintext of its first refresh token.
+    func makeSession(userID: String, deviceID: String?) -> (session: NewSession, refreshToken: String) {
+        let refreshToken = Secret.generate()
+        let now = self.clock.now()
+        let session = NewSession(
+            id: UUID().uuidString.lowercased(), userID: userID, deviceID: deviceID, createdAt: now,
+            refreshTokenHash: Secret.hash(refreshToken), refreshTokenExpiresAt: now.addingTimeInterval(self.policy.refreshLifetime))
+        return (session, refreshToken)
+    }
+
+    /// The response for a session whose current refresh token is `refreshToken`.
+    func tokenPair(sessionID: String, userID: String, deviceID: String?, refreshToken: String, deviceSecret: String? = nil)
+        async throws -> TokenPairResponse
+    {
+        let access = try await self.tokens.issue(
+            kind: .session, userID: userID, sessionID: sessionID, deviceID: deviceID, lifetime: self.policy.sessionLifetime)
+        return TokenPairResponse(
+            accessToken: access.token, expiresIn: Int(self.policy.sessionLifetime), refreshToken: refreshToken,
+            refreshTokenExpiresIn: Int(self.policy.refreshLifetime), userID: userID, sessionID: sessionID, deviceSecret: deviceSecret)
+    }
+
+    /// Starts a new session for an existing user.
+    public func startSession(userID: String, deviceID: String?) async throws -> TokenPairResponse {
+        let (session, refreshToken) = self.makeSession(userID: userID, deviceID: deviceID)
+        try await self.store.createSession(session)
+        return try await self.tokenPair(sessionID: session.id, userID: userID, deviceID: deviceID, refreshToken: refreshToken)
+    }
+
+    /// Spends `refreshToken` and returns the session's next token pair.
+    public func refresh(_ refreshToken: String) async throws -> TokenPairResponse {
+        let successor = self.successor(of: refreshToken)
+        let outcome = try await self.store.rotateRefreshToken(
+            presentedHash: Secret.hash(refreshToken), successorHash: Secret.hash(successor),
+            successorExpiresAt: self.clock.now().addingTimeInterval(self.policy.refreshLifetime), now: self.clock.now(),
+            graceWindow: self.policy.refreshGrace)
+        switch outcome {
+        case .rotated(let session), .withinGrace(let session):
+            return try await self.tokenPair(sessionID: session.id, userID: session.userID, deviceID: session.deviceID, refreshToken: successor)
+        case .reuseDetected(let session):
+            self.cache.invalidate(sessionIDs: [session.id])
+            self.metrics.refreshTokenReuseDetected()
+            self.logger.warning("refresh token reuse detected; session revoked", metadata: ["session_id": "\(session.id)"])
+            throw ServiceError.invalidGrant("The refresh token was already used; the session has been revoked. Sign in again.")
+        case .invalid:
+            throw ServiceError.invalidGrant("The refresh token is not valid: unknown, expired or revoked.")
+        }
+    }
+
+    /// Ends the sessions `scope` names; returns how many were live.
+    public func logout(_ token: VerifiedToken, scope: LogoutScope) async throws -> Int {
+        guard token.kind == .session, let sessionID = token.sessionID else {
+            throw ServiceError.forbidden("Only a session's access token can log out; access codes are revoked with the CLI.")
+        }
+        let now = self.clock.now()
+        let revoked: [String]
+        switch scope {
+        case .local:
+            revoked = try await self.store.revokeSession(id: sessionID, reason: "logout", at: now) ? [sessionID] : []
+        case .global:
+            revoked = try await self.store.revokeSessions(ofUser: token.userID, keeping: nil, reason: "logout_global", at: now)
+        case .others:
+            revoked = try await self.store.revokeSessions(ofUser: token.userID, keeping: sessionID, reason: "logout_others", at: now)
+        }
+        self.cache.invalidate(sessionIDs: revoked)
+        return revoked.count
+    }
+
+    func successor(of refreshToken: String) -> String {
+        Data(HMAC<SHA256>.authenticationCode(for: Data(refreshToken.utf8), using: self.successorKey)).base64URLEncodedString()
+    }
+}

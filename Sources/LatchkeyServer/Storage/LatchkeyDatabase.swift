@@ -1,0 +1,37 @@
+import Logging
+import SQLKit
+
+/// The SQL database behind every store.
+///
+/// Each `transaction` is all-or-nothing: a thrown error rolls it back, so a request either changes
+/// everything it meant to or nothing.
+public protocol LatchkeyDatabase: Sendable {
+    /// Runs `body` in one transaction.
+    func transaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T
+    /// Runs read-only statements that need no transaction.
+    func read<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T
+    /// Closes the connection(s).
+    func close() async
+}
+
+/// Failures of the storage layer, translated into HTTP statuses by the routes.
+public enum StoreError: Error, Equatable, CustomStringConvertible {
+    /// A uniqueness rule was broken (the row exists already).
+    case conflict
+    /// The database did not answer or failed; the operation had no effect.
+    case unavailable(String)
+
+    public var description: String {
+        switch self {
+        case .conflict: "the row exists already"
+        case .unavailable(let reason): "database unavailable: \(reason)"
+        }
+    }
+}
+
+extension LatchkeyDatabase {
+    /// Succeeds when the database answers a trivial query.
+    public func ping() async throws {
+        _ = try await self.read { sql in try await sql.raw("SELECT 1 AS one").first() != nil }
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+import SQLKit
+
+/// The one SQL implementation of every store protocol, over SQLite or PostgreSQL.
+///
+/// Each aggregate's conformance lives beside its feature (`Users/UserStore.swift`, …).
+public final class SQLLatchkeyStore: Sendable {
+    let database: any LatchkeyDatabase
+
+    public init(database: any LatchkeyDatabase) {
+        self.database = database
+    }
+}
+
+extension SQLRow {
+    func date(_ column: String) throws -> Date {
+        Date(timeIntervalSince1970: try self.decode(column: column, as: Double.self))
+    }
+
+    func optionalDate(_ column: String) throws -> Date? {
+        try self.decode(column: column, as: Double?.self).map(Date.init(timeIntervalSince1970:))
+    }
+
+    func string(_ column: String) throws -> String {
+        try self.decode(column: column, as: String.self)
+    }
+
+    func optionalString(_ column: String) throws -> String? {
+        try self.decode(column: column, as: String?.self)
+    }
+}
+
+extension Date {
+    /// The stored form of a time.
+    var stored: Double { self.timeIntervalSince1970 }
+}

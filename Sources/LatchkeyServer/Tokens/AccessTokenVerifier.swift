@@ -1,0 +1,103 @@
+import Foundation
+import JWTKit
+import LatchkeyAPI
+import Logging
+
+/// Decides whether a bearer token is a live Latchkey token.
+///
+/// A token seen before is answered from ``TokenVerificationCache``; otherwise the header is checked
+/// (ES256 with a `kid`, so `alg: none` and algorithm swaps never reach a key), the signature verified,
+/// the claims checked against the injected clock, and the session or access code looked up so that a
+/// revoked one is refused.
+public final class AccessTokenVerifier: Sendable {
+    let keyRing: SigningKeyRing
+    let cache: TokenVerificationCache
+    let sessions: any SessionStore
+    let accessCodes: any AccessCodeStore
+    let issuer: String
+    let audience: String
+    let clock: any WallClock
+    /// Tolerated difference between this server's clock and the one that signed (several processes).
+    let leeway: TimeInterval = 5
+
+    init(
+        keyRing: SigningKeyRing, cache: TokenVerificationCache, sessions: any SessionStore, accessCodes: any AccessCodeStore,
+        issuer: String, audience: String, clock: any WallClock
+    ) {
+        self.keyRing = keyRing
+        self.cache = cache
+        self.sessions = sessions
+        self.accessCodes = accessCodes
+        self.issuer = issuer
+        self.audience = audience
+        self.clock = clock
+    }
+
+    /// Verifies `token` or throws a ``TokenRejection`` (or a ``StoreError`` when the database is down).
+    public func verify(_ token: String) async throws -> VerifiedToken {
+        let now = self.clock.now()
+        if let cached = self.cache.lookup(token, now: now) { return cached }
+        let claims = try await self.verifySignature(token)
+        let verified = VerifiedToken(claims: claims)
+        try self.checkClaims(claims, now: now)
+        try await self.checkNotRevoked(verified)
+        self.cache.insert(token, verified: verified, now: now)
+        return verified
+    }
+
+    private func verifySignature(_ token: String) async throws -> AccessTokenClaims {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let headerData = Data(base64URLEncoded: String(parts[0])),
+            let header = try? JSONDecoder().decode(Header.self, from: headerData)
+        else { throw TokenRejection.malformed }
+        guard header.alg == "ES256", let kid = header.kid else { throw TokenRejection.unsupportedAlgorithm }
+        if (try? self.keyRing.current.jwks.keys.contains { $0.kid == kid }) != true {
+            await self.keyRing.reloadIfStale(minimumInterval: 5)
+        }
+        do {
+            return try await self.keyRing.current.collection.verify(token, as: SignedClaims.self).claims
+        } catch let error as JWTError where error.errorType == .malformedToken || error.errorType == .claimVerificationFailure {
+            throw TokenRejection.malformed
+        } catch is DecodingError {
+            throw TokenRejection.malformed
+        } catch {
+            throw TokenRejection.badSignature
+        }
+    }
+
+    private func checkClaims(_ claims: AccessTokenClaims, now: Date) throws {
+        guard claims.issuer == self.issuer else { throw TokenRejection.wrongIssuer }
+        guard claims.audience == self.audience else { throw TokenRejection.wrongAudience }
+        let seconds = now.timeIntervalSince1970
+        guard TimeInterval(claims.expiresAt) > seconds else { throw TokenRejection.expired }
+        guard TimeInterval(claims.notBefore) <= seconds + self.leeway else { throw TokenRejection.notYetValid }
+    }
+
+    private func checkNotRevoked(_ token: VerifiedToken) async throws {
+        switch token.kind {
+        case .session:
+            guard let sessionID = token.sessionID, let session = try await self.sessions.session(id: sessionID),
+                session.revokedAt == nil, session.userID == token.userID
+            else { throw TokenRejection.revoked }
+        case .accessCode:
+            guard let code = try await self.accessCodes.accessCode(id: token.claims.tokenID), code.revokedAt == nil,
+                code.userID == token.userID
+            else { throw TokenRejection.revoked }
+        case .guest:
+            break
+        }
+    }
+
+    private struct Header: Decodable {
+        let alg: String
+        let kid: String?
+    }
+}
+
+extension Data {
+    init?(base64URLEncoded text: String) {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        self.init(base64Encoded: base64)
+    }
+}

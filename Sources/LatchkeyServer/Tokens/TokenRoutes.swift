@@ -1,0 +1,22 @@
+import Hummingbird
+import HummingbirdAuth
+import LatchkeyAPI
+
+/// `GET /api/v1/validate-token`: `{valid: true, sub, exp, kind}`, or 401 `{valid: false, error}`.
+struct TokenRoutes {
+    let verifier: AccessTokenVerifier
+
+    func add(to router: RouterGroup<LatchkeyRequestContext>) {
+        router.get("validate-token") { request, _ in
+            do {
+                guard let bearer = request.headers.bearer else { throw APIError.missingToken }
+                let token = try await self.verifier.verify(bearer.token)
+                return try jsonResponse(ValidateTokenResponse(sub: token.userID, exp: token.claims.expiresAt, kind: token.kind))
+            } catch {
+                guard var apiError = APIError.translating(error), apiError.status == .unauthorized else { throw error }
+                apiError.body = InvalidTokenResponse(error: .init(code: apiError.code, message: apiError.message))
+                throw apiError
+            }
+        }
+    }
+}

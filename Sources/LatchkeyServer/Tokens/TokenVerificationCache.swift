@@ -1,0 +1,81 @@
+import Foundation
+import LatchkeyAPI
+import Synchronization
+
+/// Tokens verified recently, so a repeated token skips ES256 and the revocation lookup.
+///
+/// Bounded: at capacity, expired entries go first, then everything (a rare full reset costs one
+/// verification per live token). An entry is trusted until the earlier of the token's `exp` and
+/// `ceiling` after it was verified; logout, reuse detection, code revocation and account deletion
+/// drop the entries they concern at once.
+final class TokenVerificationCache: Sendable {
+    private struct Entry {
+        let token: VerifiedToken
+        let trustedUntil: Date
+    }
+
+    private struct State {
+        var entries: [String: Entry] = [:]
+        /// "s:<session id>", "u:<user id>", "j:<token id>" → the cached tokens they cover.
+        var owners: [String: Set<String>] = [:]
+    }
+
+    private let capacity: Int
+    private let ceiling: TimeInterval
+    private let state = Mutex(State())
+
+    init(capacity: Int, ceiling: TimeInterval) {
+        self.capacity = max(capacity, 0)
+        self.ceiling = ceiling
+    }
+
+    func lookup(_ token: String, now: Date) -> VerifiedToken? {
+        self.state.withLock { state in
+            guard let entry = state.entries[token] else { return nil }
+            return entry.trustedUntil > now ? entry.token : nil
+        }
+    }
+
+    func insert(_ token: String, verified: VerifiedToken, now: Date) {
+        guard self.capacity > 0 else { return }
+        let entry = Entry(token: verified, trustedUntil: min(verified.expiresAt, now.addingTimeInterval(self.ceiling)))
+        self.state.withLock { state in
+            if state.entries.count >= self.capacity {
+                Self.evict(from: &state, now: now, capacity: self.capacity)
+            }
+            state.entries[token] = entry
+            for owner in Self.owners(of: verified) { state.owners[owner, default: []].insert(token) }
+        }
+    }
+
+    func invalidate(sessionIDs: some Sequence<String>) { self.invalidate(owners: sessionIDs.map { "s:" + $0 }) }
+    func invalidate(userID: String) { self.invalidate(owners: ["u:" + userID]) }
+    func invalidate(tokenID: String) { self.invalidate(owners: ["j:" + tokenID]) }
+
+    var count: Int { self.state.withLock { $0.entries.count } }
+
+    private func invalidate(owners: [String]) {
+        self.state.withLock { state in
+            for owner in owners {
+                guard let tokens = state.owners.removeValue(forKey: owner) else { continue }
+                for token in tokens { state.entries[token] = nil }
+            }
+        }
+    }
+
+    private static func owners(of token: VerifiedToken) -> [String] {
+        var owners = ["u:" + token.userID, "j:" + token.claims.tokenID]
+        if let session = token.sessionID { owners.append("s:" + session) }
+        return owners
+    }
+
+    private static func evict(from state: inout State, now: Date, capacity: Int) {
+        state.entries = state.entries.filter { $0.value.trustedUntil > now }
+        if state.entries.count >= capacity { state.entries.removeAll(keepingCapacity: true) }
+        // Owner sets may name evicted tokens; drop those names so the index stays bounded too.
+        state.owners = state.owners.compactMapValues { tokens in
+            let live = tokens.filter { state.entries[$0] != nil }
+            return live.isEmpty ? nil : live
+        }
+    }
+}

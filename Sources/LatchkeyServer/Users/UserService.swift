@@ -1,0 +1,40 @@
+import Foundation
+import LatchkeyAPI
+
+/// Users: registration by device UUID, profiles, and the support commands.
+public struct UserService: Sendable {
+    let store: any UserStore
+    let cache: TokenVerificationCache
+    let clock: any WallClock
+
+    /// Creates the device user `userID` unless it exists; returns whether it was created.
+    public func register(userID: String) async throws -> Bool {
+        try await self.store.registerUser(id: userID, kind: .device, at: self.clock.now())
+    }
+
+    /// The profile of the token's user.
+    public func profile(for token: VerifiedToken) async throws -> UserProfile {
+        guard let user = try await self.store.user(id: token.userID) else {
+            throw ServiceError.notFound("The user no longer exists.")
+        }
+        async let devices = self.store.devices(ofUser: user.id)
+        async let identities = self.store.identities(ofUser: user.id)
+        return UserProfile(
+            userID: user.id, kind: user.kind, createdAt: user.createdAt, tokenKind: token.kind, sessionID: token.sessionID,
+            identities: try await identities.map { UserProfile.Identity(provider: $0.provider, subject: $0.subject, createdAt: $0.createdAt) },
+            devices: try await devices.map { UserProfile.Device(deviceID: $0.id, createdAt: $0.createdAt, lastSeenAt: $0.lastSeenAt) })
+    }
+
+    public func user(id: String) async throws -> UserRecord? { try await self.store.user(id: id) }
+    public func devices(ofUser id: String) async throws -> [DeviceRecord] { try await self.store.devices(ofUser: id) }
+    public func users(limit: Int, offset: Int) async throws -> [UserRecord] { try await self.store.users(limit: limit, offset: offset) }
+
+    /// Deletes the account; its sessions and codes stop working at once on this server.
+    public func delete(userID: String) async throws -> DeletedUser {
+        guard let deleted = try await self.store.deleteUser(id: userID) else {
+            throw ServiceError.notFound("No user with ID \(userID).")
+        }
+        self.cache.invalidate(userID: userID)
+        return deleted
+    }
+}

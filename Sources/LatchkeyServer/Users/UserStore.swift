@@ -1,0 +1,82 @@
+import Foundation
+import LatchkeyAPI
+import SQLKit
+
+/// Users and what hangs off them.
+public protocol UserStore: Sendable {
+    /// Creates the user unless it exists; returns whether this call created it.
+    func registerUser(id: String, kind: UserKind, at time: Date) async throws -> Bool
+    func user(id: String) async throws -> UserRecord?
+    func devices(ofUser userID: String) async throws -> [DeviceRecord]
+    func identities(ofUser userID: String) async throws -> [IdentityRecord]
+    func users(limit: Int, offset: Int) async throws -> [UserRecord]
+    /// Deletes the user with its devices, identities, sessions, refresh tokens and access codes.
+    func deleteUser(id: String) async throws -> DeletedUser?
+}
+
+extension SQLLatchkeyStore: UserStore {
+    public func registerUser(id: String, kind: UserKind, at time: Date) async throws -> Bool {
+        try await self.database.transaction { sql in
+            try await sql.raw(
+                """
+                INSERT INTO users (id, kind, created_at) VALUES (\(bind: id), \(bind: kind.rawValue), \(bind: time.stored))
+                ON CONFLICT (id) DO NOTHING RETURNING id
+                """
+            ).first() != nil
+        }
+    }
+
+    public func user(id: String) async throws -> UserRecord? {
+        try await self.database.read { sql in
+            try await sql.raw("SELECT id, kind, created_at FROM users WHERE id = \(bind: id)").first().map(Self.user(from:))
+        }
+    }
+
+    public func devices(ofUser userID: String) async throws -> [DeviceRecord] {
+        try await self.database.read { sql in
+            try await sql.raw(
+                "SELECT id, user_id, secret_hash, created_at, last_seen_at FROM devices WHERE user_id = \(bind: userID) ORDER BY created_at"
+            ).all().map(Self.device(from:))
+        }
+    }
+
+    public func identities(ofUser userID: String) async throws -> [IdentityRecord] {
+        try await self.database.read { sql in
+            try await sql.raw(
+                "SELECT provider, subject, user_id, created_at FROM identities WHERE user_id = \(bind: userID) ORDER BY created_at"
+            ).all().map { row in
+                IdentityRecord(
+                    provider: try row.string("provider"), subject: try row.string("subject"), userID: try row.string("user_id"),
+                    createdAt: try row.date("created_at"))
+            }
+        }
+    }
+
+    public func users(limit: Int, offset: Int) async throws -> [UserRecord] {
+        try await self.database.read { sql in
+            try await sql.raw("SELECT id, kind, created_at FROM users ORDER BY created_at, id LIMIT \(bind: limit) OFFSET \(bind: offset)")
+                .all().map(Self.user(from:))
+        }
+    }
+
+    public func deleteUser(id: String) async throws -> DeletedUser? {
+        try await self.database.transaction { sql in
+            let sessions = try await sql.raw("SELECT id FROM sessions WHERE user_id = \(bind: id)").all().map { try $0.string("id") }
+            let codes = try await sql.raw("SELECT id FROM access_codes WHERE user_id = \(bind: id)").all().map { try $0.string("id") }
+            // ON DELETE CASCADE removes devices, identities, sessions, refresh tokens and access codes.
+            let deleted = try await sql.raw("DELETE FROM users WHERE id = \(bind: id) RETURNING id").first() != nil
+            return deleted ? DeletedUser(userID: id, sessionIDs: sessions, accessCodeIDs: codes) : nil
+        }
+    }
+
+    static func user(from row: any SQLRow) throws -> UserRecord {
+        UserRecord(
+            id: try row.string("id"), kind: UserKind(rawValue: try row.string("kind")) ?? .device, createdAt: try row.date("created_at"))
+    }
+
+    static func device(from row: any SQLRow) throws -> DeviceRecord {
+        DeviceRecord(
+            id: try row.string("id"), userID: try row.string("user_id"), secretHash: try row.string("secret_hash"),
+            createdAt: try row.date("created_at"), lastSeenAt: try row.optionalDate("last_seen_at"))
+    }
+}

@@ -1,0 +1,85 @@
+import ArgumentParser
+import Foundation
+import LatchkeyServer
+
+struct AccessCodeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "access-code", abstract: "Issue, list and revoke access codes.", subcommands: [Issue.self, List.self, Revoke.self])
+
+    struct Issue: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Issue an access code for an existing user; prints only the code.")
+
+        @OptionGroup var options: DatabaseOptions
+
+        @Option(help: "The user's UUID (for a device user, the device UUID).")
+        var userID: String
+
+        @Option(help: "Lifetime: a number of seconds or a duration such as 90m, 12h, 30d (default 30d).")
+        var expiresIn: String?
+
+        @Option(help: "A note for support staff, shown by `access-code list`.")
+        var note: String?
+
+        func run() async throws {
+            guard let userID = UUID(uuidString: self.userID)?.uuidString.lowercased() else {
+                throw ValidationError("--user-id must be a UUID.")
+            }
+            let lifetime = try self.expiresIn.map(parseDuration)
+            let code = try await withServices(self.options) { services in
+                try await services.accessCodes.issue(userID: userID, expiresIn: lifetime, note: self.note).code
+            }
+            print(code)
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List access codes (IDs are their jti).")
+
+        @OptionGroup var options: DatabaseOptions
+
+        func run() async throws {
+            let codes = try await withServices(self.options) { services in
+                (try await services.accessCodes.list(), services.clock.now())
+            }
+            print(["ID", "USER", "CREATED", "EXPIRES", "STATUS", "NOTE"].joined(separator: "\t"))
+            for code in codes.0 {
+                let status = code.revokedAt != nil ? "revoked" : code.expiresAt <= codes.1 ? "expired" : "active"
+                print(
+                    [code.id, code.userID, code.createdAt.iso8601, code.expiresAt.iso8601, status, code.note ?? ""].joined(separator: "\t"))
+            }
+        }
+    }
+
+    struct Revoke: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Revoke an access code by its ID; it stops working at once.")
+
+        @OptionGroup var options: DatabaseOptions
+
+        @Argument(help: "The code's ID (its jti), as `access-code list` shows.")
+        var id: String
+
+        func run() async throws {
+            let record = try await withServices(self.options) { services in try await services.accessCodes.revoke(id: self.id.lowercased()) }
+            print("revoked access code \(record.id) for user \(record.userID)")
+        }
+    }
+}
+
+/// Parses "3600", "90s", "90m", "12h", "30d".
+func parseDuration(_ text: String) throws -> TimeInterval {
+    let units: [Character: TimeInterval] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
+    var number = Substring(text)
+    var unit: TimeInterval = 1
+    if let last = text.last, let multiplier = units[last] {
+        number = text.dropLast()
+        unit = multiplier
+    }
+    guard let value = Double(number), value > 0, value.isFinite else {
+        throw ValidationError("'\(text)' is not a duration: use seconds or a number with s, m, h or d (e.g. 30d).")
+    }
+    return value * unit
+}
+
+extension Date {
+    var iso8601: String { ISO8601DateFormatter().string(from: self) }
+}

@@ -1,0 +1,57 @@
+import ArgumentParser
+import Configuration
+import LatchkeyServer
+import Logging
+
+@main
+struct Latchkey: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "latchkey",
+        abstract: "Device-first authentication server and its support commands.",
+        subcommands: [Serve.self, AccessCodeCommand.self, KeysCommand.self, UsersCommand.self, Migrate.self])
+}
+
+/// Options every command shares: where the database is and how to read configuration.
+struct DatabaseOptions: ParsableArguments {
+    @Option(help: "SQLite database file (env LATCHKEY_DATABASE; default ./latchkey.sqlite).")
+    var database: String?
+
+    @Option(help: "JSON configuration file (env LATCHKEY_CONFIG).")
+    var config: String?
+
+    @Option(help: "Public URL of the server, used as token issuer (env LATCHKEY_PUBLIC_URL).")
+    var publicURL: String?
+
+    func load(extra: [String: ConfigContent?] = [:]) async throws -> LatchkeyConfiguration {
+        var overrides: [String: ConfigContent] = [:]
+        let shared: [String: ConfigContent?] = ["database": self.database.map { .string($0) }, "public-url": self.publicURL.map { .string($0) }]
+        for (key, value) in extra.merging(shared, uniquingKeysWith: { $1 }) {
+            if let value { overrides[key] = value }
+        }
+        return try await LatchkeyConfiguration.load(overrides: overrides, configFile: self.config)
+    }
+
+    /// Opens the database for a support command; logs only warnings, to stderr, so stdout stays scriptable.
+    func openServices() async throws -> LatchkeyServices {
+        let configuration = try await self.load()
+        var logger = Logger(label: "latchkey")
+        logger.logLevel = .warning
+        return try await LatchkeyServices.open(configuration: configuration, recordIssuer: false, logger: logger)
+    }
+}
+
+/// Runs `body` with services open, closing them afterwards, and turns service errors into exit messages.
+func withServices<T>(_ options: DatabaseOptions, _ body: (LatchkeyServices) async throws -> T) async throws -> T {
+    let services = try await options.openServices()
+    do {
+        let result = try await body(services)
+        await services.close()
+        return result
+    } catch let error as ServiceError {
+        await services.close()
+        throw ValidationError(error.description)
+    } catch {
+        await services.close()
+        throw error
+    }
+}

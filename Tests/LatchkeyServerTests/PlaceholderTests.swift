@@ -1,0 +1,3 @@
+import HummingbirdTesting
+import Testing
+@Test func placeholder() { #expect(true) }
