@@ -72,7 +72,7 @@ let package = Package(
                 "LatchkeyAPI",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
     ]
 )

@@ -1,3 +1,0 @@
-import HummingbirdTesting
-import Testing
-@Test func placeholder() { #expect(true) }

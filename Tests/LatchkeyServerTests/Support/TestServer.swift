@@ -1,0 +1,116 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import LatchkeyAPI
+import LatchkeyServer
+import Logging
+import NIOCore
+
+/// How a test reaches the server: straight into the router, or over a real socket on 127.0.0.1.
+enum Transport: String, CaseIterable, CustomStringConvertible, Sendable {
+    case router
+    case live
+
+    var setup: TestingSetup { self == .router ? .router : .live }
+    var description: String { self.rawValue }
+}
+
+/// A Latchkey server over a fresh SQLite file in a temporary directory, with a manual clock.
+struct TestServer: Sendable {
+    static let issuer = "http://latchkey.test"
+    static let masterKey = Data(repeating: 7, count: 32).base64EncodedString()
+
+    let services: LatchkeyServices
+    let clock: ManualClock
+    let directory: URL
+    let logger: Logger
+    var databasePath: String { self.services.configuration.database }
+
+    /// Opens a server; `configure` may change the defaults (lifetimes, limits…).
+    static func make(
+        clock: ManualClock = ManualClock(), directory: URL? = nil, logger: Logger? = nil,
+        configure: (inout LatchkeyConfiguration) -> Void = { _ in }
+    ) async throws -> TestServer {
+        let directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var configuration = LatchkeyConfiguration()
+        configuration.database = directory.appendingPathComponent("latchkey.sqlite").path
+        configuration.publicURL = Self.issuer
+        configuration.masterKey = Self.masterKey
+        configuration.port = 0
+        configure(&configuration)
+        let logger = logger ?? Self.quietLogger
+        let services = try await LatchkeyServices.open(configuration: configuration, clock: clock, recordIssuer: true, logger: logger)
+        return TestServer(services: services, clock: clock, directory: directory, logger: logger)
+    }
+
+    static var quietLogger: Logger {
+        var logger = Logger(label: "latchkey-test")
+        logger.logLevel = .critical
+        return logger
+    }
+
+    /// Runs `body` against this server through `transport`, then closes the database.
+    func test<T: Sendable>(_ transport: Transport, _ body: @Sendable (any TestClientProtocol) async throws -> T) async throws -> T {
+        let app = buildApplication(services: self.services, logger: self.logger)
+        do {
+            let result = try await app.test(transport.setup, body)
+            await self.services.close()
+            return result
+        } catch {
+            await self.services.close()
+            throw error
+        }
+    }
+}
+
+/// Runs `body` against a fresh server.
+func withServer<T: Sendable>(
+    _ transport: Transport, configure: (inout LatchkeyConfiguration) -> Void = { _ in },
+    _ body: @Sendable (any TestClientProtocol, TestServer) async throws -> T
+) async throws -> T {
+    let server = try await TestServer.make(configure: configure)
+    return try await server.test(transport) { client in try await body(client, server) }
+}
+
+extension TestClientProtocol {
+    /// Sends `body` (an Encodable, or a raw JSON string) and returns the response.
+    func send(
+        _ method: HTTPRequest.Method, _ uri: String, bearer: String? = nil, json body: String? = nil, headers extra: HTTPFields = [:]
+    ) async throws -> TestResponse {
+        var headers = extra
+        if let bearer { headers[.authorization] = "Bearer \(bearer)" }
+        if body != nil { headers[.contentType] = "application/json" }
+        return try await self.execute(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) })
+    }
+
+    func send(_ method: HTTPRequest.Method, _ uri: String, bearer: String? = nil, body: some Encodable) async throws -> TestResponse {
+        let data = try JSONEncoder().encode(body)
+        return try await self.send(method, uri, bearer: bearer, json: String(decoding: data, as: UTF8.self))
+    }
+
+    /// Registers a new device and returns its token pair (with its device secret).
+    func registerDevice(_ deviceID: UUID = UUID()) async throws -> TokenPairResponse {
+        let response = try await self.send(.post, "/api/v1/auth/register-device", body: RegisterDeviceRequest(deviceID: deviceID.uuidString))
+        guard response.status == .created else { throw TestFailure("register-device answered \(response.status)") }
+        return try response.decode(TokenPairResponse.self)
+    }
+}
+
+extension TestResponse {
+    func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return try decoder.decode(T.self, from: Data(self.body.readableBytesView))
+    }
+
+    /// The error envelope of an error response.
+    var envelope: ErrorEnvelope? { try? self.decode(ErrorEnvelope.self) }
+
+    var text: String { String(buffer: self.body) }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
