@@ -27,14 +27,17 @@ public func buildRouter(services: LatchkeyServices) -> Router<LatchkeyRequestCon
 
 /// A Latchkey server over `services`, listening on the configured host and port.
 ///
-/// It runs ``SigningKeyReloader`` beside the HTTP server so keys rotated by the CLI (or by another
-/// process on the same database) are picked up without a restart.
+/// It runs ``SigningKeyReloader`` and ``RevocationFeed`` beside the HTTP server, so keys rotated and
+/// sessions revoked by the CLI (or by another process on the same database) take effect without a restart.
 public func buildApplication(services: LatchkeyServices, logger: Logger) -> some ApplicationProtocol {
     let configuration = services.configuration
     return Application(
         router: buildRouter(services: services),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "latchkey"),
-        services: [SigningKeyReloader(keyRing: services.keyRing, interval: configuration.keyReloadInterval, logger: logger)],
+        services: [
+            SigningKeyReloader(keyRing: services.keyRing, interval: configuration.keyReloadInterval, logger: logger),
+            services.revocations,
+        ],
         logger: logger)
 }
 

@@ -15,6 +15,8 @@ public struct LatchkeyServices: Sendable {
     public let users: UserService
     public let accessCodes: AccessCodeService
     public let metrics: LatchkeyMetrics
+    /// Applies revocations made by other processes to this process's verification cache.
+    public let revocations: RevocationFeed
     /// The issuer in tokens: `public-url`, else the one recorded by the last `serve` on this database.
     public let issuer: String
 
@@ -55,6 +57,9 @@ public struct LatchkeyServices: Sendable {
         let metrics = LatchkeyMetrics()
         let cache = TokenVerificationCache(capacity: configuration.verificationCacheCapacity, ceiling: configuration.verificationCacheCeiling)
         let issuerService = AccessTokenIssuer(keyRing: keyRing, issuer: issuer, audience: configuration.audience, clock: clock, metrics: metrics)
+        let revocations = RevocationFeed(
+            store: store, cache: cache, interval: configuration.revocationPollInterval, clock: clock, logger: logger)
+        try await revocations.start()
         let verifier = AccessTokenVerifier(
             keyRing: keyRing, cache: cache, sessions: store, accessCodes: store, issuer: issuer, audience: configuration.audience, clock: clock)
         let sessions = SessionService(
@@ -67,7 +72,7 @@ public struct LatchkeyServices: Sendable {
             accessCodes: AccessCodeService(
                 store: store, users: store, tokens: issuerService, verifier: verifier, sessions: sessions, cache: cache,
                 defaultLifetime: configuration.tokens.accessCodeLifetime, clock: clock),
-            metrics: metrics, issuer: issuer)
+            metrics: metrics, revocations: revocations, issuer: issuer)
     }
 
     /// Closes the database.

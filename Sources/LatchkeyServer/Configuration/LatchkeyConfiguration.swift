@@ -17,6 +17,7 @@ import Logging
 /// - `cache.capacity` (entries, default 100000), `cache.ceiling` (seconds a verified token is trusted without
 ///   looking at the database again, default 60)
 /// - `keys.reload-interval` (seconds, default 30), `keys.retention` (seconds a retired key stays published, default 7776000)
+/// - `revocations.poll-interval` (seconds, default 1): how often a server reads revocations made by other processes
 /// - `log-level` (`LATCHKEY_LOG_LEVEL`, default `info`)
 public struct LatchkeyConfiguration: Sendable {
     public var host: String = "127.0.0.1"
@@ -32,6 +33,7 @@ public struct LatchkeyConfiguration: Sendable {
     public var verificationCacheCeiling: TimeInterval = 60
     public var keyReloadInterval: TimeInterval = 30
     public var keyRetention: TimeInterval = 90 * 86_400
+    public var revocationPollInterval: TimeInterval = 1
     public var logLevel: Logger.Level = .info
 
     /// The defaults.
@@ -52,6 +54,7 @@ public struct LatchkeyConfiguration: Sendable {
         self.verificationCacheCeiling = reader.double(forKey: "cache.ceiling", default: defaults.verificationCacheCeiling)
         self.keyReloadInterval = reader.double(forKey: "keys.reload-interval", default: defaults.keyReloadInterval)
         self.keyRetention = reader.double(forKey: "keys.retention", default: defaults.keyRetention)
+        self.revocationPollInterval = reader.double(forKey: "revocations.poll-interval", default: defaults.revocationPollInterval)
         self.logLevel = reader.string(forKey: "log-level").flatMap(Logger.Level.init(rawValue:)) ?? defaults.logLevel
     }
 

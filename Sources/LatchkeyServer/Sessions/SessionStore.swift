@@ -94,29 +94,35 @@ extension SQLLatchkeyStore: SessionStore {
                 WHERE id = \(bind: session.id) AND revoked_at IS NULL
                 """
             ).run()
+            try await Self.recordRevocation(scope: .session, values: [session.id], at: now, on: sql)
             return .reuseDetected(session)
         }
     }
 
     public func revokeSessions(ofUser userID: String, keeping: String?, reason: String, at time: Date) async throws -> [String] {
         try await self.database.transaction { sql in
-            try await sql.raw(
+            let revoked = try await sql.raw(
                 """
                 UPDATE sessions SET revoked_at = \(bind: time.stored), revoked_reason = \(bind: reason)
                 WHERE user_id = \(bind: userID) AND revoked_at IS NULL AND id <> \(bind: keeping ?? "") RETURNING id
                 """
             ).all().map { try $0.string("id") }
+            try await Self.recordRevocation(scope: .session, values: revoked, at: time, on: sql)
+            return revoked
         }
     }
 
     public func revokeSession(id: String, reason: String, at time: Date) async throws -> Bool {
         try await self.database.transaction { sql in
-            try await sql.raw(
-                """
-                UPDATE sessions SET revoked_at = \(bind: time.stored), revoked_reason = \(bind: reason)
-                WHERE id = \(bind: id) AND revoked_at IS NULL RETURNING id
-                """
-            ).first() != nil
+            let revoked =
+                try await sql.raw(
+                    """
+                    UPDATE sessions SET revoked_at = \(bind: time.stored), revoked_reason = \(bind: reason)
+                    WHERE id = \(bind: id) AND revoked_at IS NULL RETURNING id
+                    """
+                ).first() != nil
+            if revoked { try await Self.recordRevocation(scope: .session, values: [id], at: time, on: sql) }
+            return revoked
         }
     }
 

@@ -54,6 +54,11 @@ enum Migrations {
                     sealed_private_key TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL, retired_at DOUBLE PRECISION)
                 """,
                 "CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+                // What other processes must drop from their verification caches, in commit order.
+                """
+                CREATE TABLE revocations (
+                    seq INTEGER PRIMARY KEY, scope TEXT NOT NULL, value TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL)
+                """,
             ]
         )
     ]

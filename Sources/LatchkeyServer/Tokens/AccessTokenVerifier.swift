@@ -36,7 +36,11 @@ public final class AccessTokenVerifier: Sendable {
     /// Verifies `token` or throws a ``TokenRejection`` (or a ``StoreError`` when the database is down).
     public func verify(_ token: String) async throws -> VerifiedToken {
         let now = self.clock.now()
-        if let cached = self.cache.lookup(token, now: now) { return cached }
+        if let cached = self.cache.lookup(token, now: now) {
+            // Codes are revoked from the CLI, another process: look at the database on every use.
+            if cached.kind == .accessCode { try await self.checkNotRevoked(cached) }
+            return cached
+        }
         let claims = try await self.verifySignature(token)
         let verified = VerifiedToken(claims: claims)
         try self.checkClaims(claims, now: now)

@@ -31,7 +31,7 @@ public struct UserService: Sendable {
 
     /// Deletes the account; its sessions and codes stop working at once on this server.
     public func delete(userID: String) async throws -> DeletedUser {
-        guard let deleted = try await self.store.deleteUser(id: userID) else {
+        guard let deleted = try await self.store.deleteUser(id: userID, at: self.clock.now()) else {
             throw ServiceError.notFound("No user with ID \(userID).")
         }
         self.cache.invalidate(userID: userID)

@@ -11,7 +11,7 @@ public protocol UserStore: Sendable {
     func identities(ofUser userID: String) async throws -> [IdentityRecord]
     func users(limit: Int, offset: Int) async throws -> [UserRecord]
     /// Deletes the user with its devices, identities, sessions, refresh tokens and access codes.
-    func deleteUser(id: String) async throws -> DeletedUser?
+    func deleteUser(id: String, at time: Date) async throws -> DeletedUser?
 }
 
 extension SQLLatchkeyStore: UserStore {
@@ -59,13 +59,15 @@ extension SQLLatchkeyStore: UserStore {
         }
     }
 
-    public func deleteUser(id: String) async throws -> DeletedUser? {
+    public func deleteUser(id: String, at time: Date) async throws -> DeletedUser? {
         try await self.database.transaction { sql in
             let sessions = try await sql.raw("SELECT id FROM sessions WHERE user_id = \(bind: id)").all().map { try $0.string("id") }
             let codes = try await sql.raw("SELECT id FROM access_codes WHERE user_id = \(bind: id)").all().map { try $0.string("id") }
             // ON DELETE CASCADE removes devices, identities, sessions, refresh tokens and access codes.
             let deleted = try await sql.raw("DELETE FROM users WHERE id = \(bind: id) RETURNING id").first() != nil
-            return deleted ? DeletedUser(userID: id, sessionIDs: sessions, accessCodeIDs: codes) : nil
+            guard deleted else { return nil }
+            try await Self.recordRevocation(scope: .user, values: [id], at: time, on: sql)
+            return DeletedUser(userID: id, sessionIDs: sessions, accessCodeIDs: codes)
         }
     }
 
