@@ -1,5 +1,6 @@
 import ArgumentParser
 import Configuration
+import Foundation
 import LatchkeyServer
 import Logging
 
@@ -49,7 +50,8 @@ func withServices<T>(_ options: DatabaseOptions, _ body: (LatchkeyServices) asyn
         return result
     } catch let error as ServiceError {
         await services.close()
-        throw ValidationError(error.description)
+        FileHandle.standardError.write(Data("error: \(error.description)\n".utf8))
+        throw ExitCode.failure
     } catch {
         await services.close()
         throw error
