@@ -1,5 +1,6 @@
 import Hummingbird
 import HummingbirdAuth
+import Foundation
 
 /// Authenticates `Authorization: Bearer <token>` with ``AccessTokenVerifier``.
 ///
@@ -10,7 +11,18 @@ struct BearerAuthenticator: AuthenticatorMiddleware {
     let verifier: AccessTokenVerifier
 
     func authenticate(request: Request, context: Context) async throws -> VerifiedToken? {
-        guard let bearer = request.headers.bearer else { return nil }
-        return try await self.verifier.verify(bearer.token)
+        guard let token = request.bearerToken else { return nil }
+        return try await self.verifier.verify(token)
+    }
+}
+
+extension Request {
+    /// The credentials of `Authorization: Bearer <token>`; the scheme is case-insensitive (RFC 7235).
+    var bearerToken: String? {
+        guard let value = self.headers[.authorization], value.count > 7,
+            value.prefix(7).lowercased() == "bearer "
+        else { return nil }
+        let token = value.dropFirst(7).trimmingCharacters(in: .whitespaces)
+        return token.isEmpty ? nil : token
     }
 }

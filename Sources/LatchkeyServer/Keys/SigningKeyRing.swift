@@ -84,7 +84,9 @@ public final class SigningKeyRing: Sendable {
                 keys.append(JSONWebKey(kid: record.kid, x: parameters.x, y: parameters.y))
             }
         }
-        let fresh = Snapshot(collection: collection, activeKID: active.kid, jwks: JSONWebKeySet(keys: keys.reversed()))
+        // The signing key first, then the others newest first (keys made in one instant tie on created_at).
+        let ordered = keys.filter { $0.kid == active.kid } + keys.filter { $0.kid != active.kid }.reversed()
+        let fresh = Snapshot(collection: collection, activeKID: active.kid, jwks: JSONWebKeySet(keys: ordered))
         self.snapshot.withLock { $0 = fresh }
         self.lastReload.withLock { $0 = now }
     }
@@ -149,7 +151,7 @@ public struct JSONWebKey: Codable, Sendable, Equatable {
     }
 }
 
-/// `{"keys": [...]}`, newest key first.
+/// `{"keys": [...]}`, the signing key first, then retired keys newest first.
 public struct JSONWebKeySet: Codable, Sendable, Equatable {
     public var keys: [JSONWebKey]
 }

@@ -6,7 +6,8 @@ import Logging
 /// Starts sessions, rotates their refresh tokens and ends them.
 ///
 /// A refresh token's successor is derived from it (HMAC with a key derived from the master key), so
-/// a token presented again within the grace window gets the very successor its first use created,
+/// a token presented again within the grace window gets the session's current token of that chain
+/// (the successor its first use created, or that successor's own successor when it too was spent),
 /// while only hashes are stored. Presented again later, it revokes the whole session.
 public struct SessionService: Sendable {
     let store: any SessionStore
@@ -54,8 +55,11 @@ public struct SessionService: Sendable {
             successorExpiresAt: self.clock.now().addingTimeInterval(self.policy.refreshLifetime), now: self.clock.now(),
             graceWindow: self.policy.refreshGrace)
         switch outcome {
-        case .rotated(let session), .withinGrace(let session):
+        case .rotated(let session):
             return try await self.tokenPair(sessionID: session.id, userID: session.userID, deviceID: session.deviceID, refreshToken: successor)
+        case .withinGrace(let session):
+            let latest = try await self.latestDescendant(of: successor)
+            return try await self.tokenPair(sessionID: session.id, userID: session.userID, deviceID: session.deviceID, refreshToken: latest)
         case .reuseDetected(let session):
             self.cache.invalidate(sessionIDs: [session.id])
             self.metrics.refreshTokenReuseDetected()
@@ -83,6 +87,17 @@ public struct SessionService: Sendable {
         }
         self.cache.invalidate(sessionIDs: revoked)
         return revoked.count
+    }
+
+    /// The newest refresh token of the chain starting at `token`: the one a racing client that lost
+    /// should continue with, so its late answer does not hand it a token already spent.
+    func latestDescendant(of token: String) async throws -> String {
+        var current = token
+        for _ in 0..<8 {
+            guard try await self.store.isRefreshTokenSpent(hash: Secret.hash(current)) == true else { return current }
+            current = self.successor(of: current)
+        }
+        return current
     }
 
     func successor(of refreshToken: String) -> String {

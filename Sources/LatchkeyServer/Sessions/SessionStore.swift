@@ -31,6 +31,8 @@ public protocol SessionStore: Sendable {
     func rotateRefreshToken(
         presentedHash: String, successorHash: String, successorExpiresAt: Date, now: Date, graceWindow: TimeInterval
     ) async throws -> RefreshRotation
+    /// Whether the refresh token with this hash has been used; nil when there is no such token.
+    func isRefreshTokenSpent(hash: String) async throws -> Bool?
     /// Revokes the user's live sessions, all or all but `keeping`; returns the IDs it revoked.
     func revokeSessions(ofUser userID: String, keeping: String?, reason: String, at time: Date) async throws -> [String]
     /// Revokes one session; returns whether it was live.
@@ -96,6 +98,14 @@ extension SQLLatchkeyStore: SessionStore {
             ).run()
             try await Self.recordRevocation(scope: .session, values: [session.id], at: now, on: sql)
             return .reuseDetected(session)
+        }
+    }
+
+    public func isRefreshTokenSpent(hash: String) async throws -> Bool? {
+        try await self.database.read { sql in
+            try await sql.raw("SELECT used_at FROM refresh_tokens WHERE token_hash = \(bind: hash)").first().map { row in
+                try row.optionalDate("used_at") != nil
+            }
         }
     }
 

@@ -9,8 +9,8 @@ struct TokenRoutes {
     func add(to router: RouterGroup<LatchkeyRequestContext>) {
         router.get("validate-token") { request, _ in
             do {
-                guard let bearer = request.headers.bearer else { throw APIError.missingToken }
-                let token = try await self.verifier.verify(bearer.token)
+                guard let bearer = request.bearerToken else { throw APIError.missingToken }
+                let token = try await self.verifier.verify(bearer)
                 return try jsonResponse(ValidateTokenResponse(sub: token.userID, exp: token.claims.expiresAt, kind: token.kind))
             } catch {
                 guard var apiError = APIError.translating(error), apiError.status == .unauthorized else { throw error }

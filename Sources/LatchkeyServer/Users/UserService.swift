@@ -14,9 +14,8 @@ public struct UserService: Sendable {
 
     /// The profile of the token's user.
     public func profile(for token: VerifiedToken) async throws -> UserProfile {
-        guard let user = try await self.store.user(id: token.userID) else {
-            throw ServiceError.notFound("The user no longer exists.")
-        }
+        // The account was deleted (perhaps by another process): its tokens are no longer credentials.
+        guard let user = try await self.store.user(id: token.userID) else { throw TokenRejection.revoked }
         async let devices = self.store.devices(ofUser: user.id)
         async let identities = self.store.identities(ofUser: user.id)
         return UserProfile(
