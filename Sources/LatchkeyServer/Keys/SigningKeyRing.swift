@@ -22,7 +22,7 @@ public final class SigningKeyRing: Sendable {
     private let retention: TimeInterval
     private let logger: Logger
     private let snapshot = Mutex<Snapshot?>(nil)
-    private let lastReload = Mutex<Date?>(nil)
+    private let lastOnDemandReload = Mutex<Date?>(nil)
 
     init(store: any SigningKeyStore, masterKey: MasterKey, clock: any WallClock, retention: TimeInterval, logger: Logger) {
         self.store = store
@@ -88,13 +88,13 @@ public final class SigningKeyRing: Sendable {
         let ordered = keys.filter { $0.kid == active.kid } + keys.filter { $0.kid != active.kid }.reversed()
         let fresh = Snapshot(collection: collection, activeKID: active.kid, jwks: JSONWebKeySet(keys: ordered))
         self.snapshot.withLock { $0 = fresh }
-        self.lastReload.withLock { $0 = now }
     }
 
-    /// Reloads unless a reload happened within `minimumInterval`; for tokens naming an unknown `kid`.
-    func reloadIfStale(minimumInterval: TimeInterval) async {
+    /// Reloads for a token naming an unknown `kid`, at most once per `minimumInterval`, so a key
+    /// rotated elsewhere is used at once while tokens with made-up `kid`s cannot hammer the database.
+    func reloadForUnknownKID(minimumInterval: TimeInterval) async {
         let now = self.clock.now()
-        let due = self.lastReload.withLock { last in
+        let due = self.lastOnDemandReload.withLock { last in
             guard let last, now.timeIntervalSince(last) < minimumInterval else {
                 last = now
                 return true

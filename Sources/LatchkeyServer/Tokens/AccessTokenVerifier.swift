@@ -56,7 +56,7 @@ public final class AccessTokenVerifier: Sendable {
         else { throw TokenRejection.malformed }
         guard header.alg == "ES256", let kid = header.kid else { throw TokenRejection.unsupportedAlgorithm }
         if (try? self.keyRing.current.jwks.keys.contains { $0.kid == kid }) != true {
-            await self.keyRing.reloadIfStale(minimumInterval: 5)
+            await self.keyRing.reloadForUnknownKID(minimumInterval: 1)
         }
         do {
             return try await self.keyRing.current.collection.verify(token, as: SignedClaims.self).claims
