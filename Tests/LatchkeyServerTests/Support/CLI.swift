@@ -76,6 +76,14 @@ enum LatchkeyCLI {
         let pid = try self.spawn(
             executable, arguments: arguments, environment: environment.map { "\($0.key)=\($0.value)" },
             directory: workingDirectory.path, stdoutPath: stdoutPath, stderrPath: stderrPath)
+        let exitCode = await self.waitForExit(pid)
+        return CLIRun(
+            arguments: arguments, exitCode: exitCode, stdout: (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? "",
+            stderr: (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "")
+    }
+
+    /// Waits for `pid` to exit; returns its exit code, or 128 + the signal that ended it, as a shell reports it.
+    static func waitForExit(_ pid: pid_t) async -> Int32 {
         // waitpid blocks: wait on a thread of its own, never on one of the concurrency pool's few threads.
         let status: Int32 = await withCheckedContinuation { continuation in
             Thread.detachNewThread {
@@ -84,14 +92,10 @@ enum LatchkeyCLI {
                 continuation.resume(returning: status)
             }
         }
-        // WIFEXITED / WEXITSTATUS; a signal shows as 128 + its number, as a shell reports it.
-        let exitCode = status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-        return CLIRun(
-            arguments: arguments, exitCode: exitCode, stdout: (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? "",
-            stderr: (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "")
+        return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
     }
 
-    private static func spawn(
+    static func spawn(
         _ executable: String, arguments: [String], environment: [String], directory: String, stdoutPath: String, stderrPath: String
     ) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
