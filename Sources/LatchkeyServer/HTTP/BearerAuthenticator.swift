@@ -1,6 +1,5 @@
 import Hummingbird
 import HummingbirdAuth
-import Foundation
 
 /// Authenticates `Authorization: Bearer <token>` with ``AccessTokenVerifier``.
 ///
@@ -18,11 +17,17 @@ struct BearerAuthenticator: AuthenticatorMiddleware {
 
 extension Request {
     /// The credentials of `Authorization: Bearer <token>`; the scheme is case-insensitive (RFC 7235).
+    ///
+    /// On the hot path of every authenticated request: works on UTF-8 bytes, no Foundation string calls.
     var bearerToken: String? {
-        guard let value = self.headers[.authorization], value.count > 7,
-            value.prefix(7).lowercased() == "bearer "
+        guard let value = self.headers[.authorization] else { return nil }
+        let bytes = value.utf8
+        guard bytes.count > 7, bytes.prefix(6).lazy.map({ $0 | 0x20 }).elementsEqual("bearer".utf8), bytes.dropFirst(6).first == 0x20
         else { return nil }
-        let token = value.dropFirst(7).trimmingCharacters(in: .whitespaces)
-        return token.isEmpty ? nil : token
+        let isBlank = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
+        guard let start = bytes.dropFirst(7).firstIndex(where: { !isBlank($0) }),
+            let end = bytes.lastIndex(where: { !isBlank($0) })
+        else { return nil }
+        return String(value[start...end])
     }
 }
