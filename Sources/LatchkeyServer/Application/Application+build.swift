@@ -37,7 +37,7 @@ public func buildApplication(services: LatchkeyServices, logger: Logger) -> some
         services: [
             SigningKeyReloader(keyRing: services.keyRing, interval: configuration.keyReloadInterval, logger: logger),
             services.revocations,
-        ],
+        ] + ((services.database as? SQLiteLatchkeyDatabase).map { [$0.checkpointer(logger: logger)] } ?? []),
         logger: logger)
 }
 

@@ -13,12 +13,7 @@ public struct DeviceService: Sendable {
     /// the UUID travels in `X-Device-ID` headers, so knowing it must never be enough to get tokens.
     /// Returns whether the device was created by this call.
     public func register(deviceID: String, deviceSecret: String?) async throws -> (tokens: TokenPairResponse, created: Bool) {
-        if let existing = try await self.store.device(id: deviceID) {
-            guard let deviceSecret, Secret.constantTimeEquals(Secret.hash(deviceSecret), existing.secretHash) else {
-                throw ServiceError.invalidDeviceSecret
-            }
-            return (try await self.sessions.startSession(userID: existing.userID, deviceID: deviceID), false)
-        }
+        // Try to create first: a new device (the common case) then costs one transaction and no lookup.
         let secret = Secret.generate()
         let now = self.clock.now()
         let device = DeviceRecord(id: deviceID, userID: deviceID, secretHash: Secret.hash(secret), createdAt: now, lastSeenAt: now)
@@ -26,8 +21,11 @@ public struct DeviceService: Sendable {
         do {
             try await self.store.registerNewDevice(device, session: session)
         } catch StoreError.conflict {
-            // The user exists (from users/register) or another request registered the device first.
-            throw ServiceError.invalidDeviceSecret
+            // The device is known, or its ID belongs to a user from users/register (which has no secret).
+            guard let existing = try await self.store.device(id: deviceID), let deviceSecret,
+                Secret.constantTimeEquals(Secret.hash(deviceSecret), existing.secretHash)
+            else { throw ServiceError.invalidDeviceSecret }
+            return (try await self.sessions.startSession(userID: existing.userID, deviceID: deviceID), false)
         }
         let tokens = try await self.sessions.tokenPair(
             sessionID: session.id, userID: deviceID, deviceID: deviceID, refreshToken: refreshToken, deviceSecret: secret)

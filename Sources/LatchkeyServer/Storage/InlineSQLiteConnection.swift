@@ -61,7 +61,8 @@ final class InlineSQLiteConnection: SQLDatabase, @unchecked Sendable {
         try self.run(query, onRow)
     }
 
-    private func run(_ query: any SQLExpression, _ onRow: (any SQLRow) -> Void) throws {
+    /// Runs `query` on the calling thread.
+    func run(_ query: any SQLExpression, _ onRow: (any SQLRow) -> Void = { _ in }) throws {
         let (sql, binds) = self.serialize(query)
         guard self.handle != nil else { throw StoreError.unavailable("the database is closed") }
         let statement = try self.prepared(sql)

@@ -12,6 +12,14 @@ public protocol LatchkeyDatabase: Sendable {
     func read<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T
     /// Closes the connection(s).
     func close() async
+    /// Which SQL dialect the database speaks, for the few statements that differ.
+    var dialect: DatabaseDialect { get }
+}
+
+/// The SQL dialects Latchkey stores speak.
+public enum DatabaseDialect: Sendable {
+    case sqlite
+    case postgresql
 }
 
 /// Failures of the storage layer, translated into HTTP statuses by the routes.
