@@ -21,10 +21,11 @@ public struct SessionService: Sendable {
 
     /// A session about to be stored, with the plaintext of its first refresh token.
     func makeSession(userID: String, deviceID: String?) -> (session: NewSession, refreshToken: String) {
-        let refreshToken = Secret.generate()
+        let sessionID = UUID().uuidString.lowercased()
+        let refreshToken = RefreshToken.make(sessionID: sessionID, secret: Secret.generate())
         let now = self.clock.now()
         let session = NewSession(
-            id: UUID().uuidString.lowercased(), userID: userID, deviceID: deviceID, createdAt: now,
+            id: sessionID, userID: userID, deviceID: deviceID, createdAt: now,
             refreshTokenHash: Secret.hash(refreshToken), refreshTokenExpiresAt: now.addingTimeInterval(self.policy.refreshLifetime))
         return (session, refreshToken)
     }
@@ -49,16 +50,19 @@ public struct SessionService: Sendable {
 
     /// Spends `refreshToken` and returns the session's next token pair.
     public func refresh(_ refreshToken: String) async throws -> TokenPairResponse {
-        let successor = self.successor(of: refreshToken)
+        guard let sessionID = RefreshToken.sessionID(of: refreshToken) else {
+            throw ServiceError.invalidGrant("The refresh token is not valid: unknown, expired or revoked.")
+        }
+        let successor = self.successor(of: refreshToken, sessionID: sessionID)
         let outcome = try await self.store.rotateRefreshToken(
-            presentedHash: Secret.hash(refreshToken), successorHash: Secret.hash(successor),
+            sessionID: sessionID, presentedHash: Secret.hash(refreshToken), successorHash: Secret.hash(successor),
             successorExpiresAt: self.clock.now().addingTimeInterval(self.policy.refreshLifetime), now: self.clock.now(),
             graceWindow: self.policy.refreshGrace)
         switch outcome {
         case .rotated(let session):
             return try await self.tokenPair(sessionID: session.id, userID: session.userID, deviceID: session.deviceID, refreshToken: successor)
         case .withinGrace(let session):
-            let latest = try await self.latestDescendant(of: successor)
+            let latest = try await self.latestDescendant(of: successor, sessionID: sessionID)
             return try await self.tokenPair(sessionID: session.id, userID: session.userID, deviceID: session.deviceID, refreshToken: latest)
         case .reuseDetected(let session):
             self.cache.invalidate(sessionIDs: [session.id])
@@ -91,16 +95,31 @@ public struct SessionService: Sendable {
 
     /// The newest refresh token of the chain starting at `token`: the one a racing client that lost
     /// should continue with, so its late answer does not hand it a token already spent.
-    func latestDescendant(of token: String) async throws -> String {
+    func latestDescendant(of token: String, sessionID: String) async throws -> String {
         var current = token
         for _ in 0..<8 {
-            guard try await self.store.isRefreshTokenSpent(hash: Secret.hash(current)) == true else { return current }
-            current = self.successor(of: current)
+            guard try await self.store.isRefreshTokenSpent(sessionID: sessionID, hash: Secret.hash(current)) == true else { return current }
+            current = self.successor(of: current, sessionID: sessionID)
         }
         return current
     }
 
-    func successor(of refreshToken: String) -> String {
-        Data(HMAC<SHA256>.authenticationCode(for: Data(refreshToken.utf8), using: self.successorKey)).base64URLEncodedString()
+    func successor(of refreshToken: String, sessionID: String) -> String {
+        let secret = Data(HMAC<SHA256>.authenticationCode(for: Data(refreshToken.utf8), using: self.successorKey)).base64URLEncodedString()
+        return RefreshToken.make(sessionID: sessionID, secret: secret)
+    }
+}
+
+/// The refresh-token format: `<session id>.<256-bit secret>`.
+///
+/// The session ID (not secret: access tokens carry it as `sid`) keys the lookup, so a session's refresh
+/// tokens sit together in one B-tree and a rotation writes one page.
+enum RefreshToken {
+    static func make(sessionID: String, secret: String) -> String { sessionID + "." + secret }
+
+    /// The session ID of a well-formed refresh token.
+    static func sessionID(of token: String) -> String? {
+        guard let dot = token.utf8.firstIndex(of: UInt8(ascii: ".")) else { return nil }
+        return UUID.canonical(String(token[..<dot]))
     }
 }

@@ -27,12 +27,12 @@ public enum RefreshRotation: Sendable, Equatable {
 public protocol SessionStore: Sendable {
     func createSession(_ session: NewSession) async throws
     func session(id: String) async throws -> SessionRecord?
-    /// Spends the refresh token whose hash is `presentedHash`, atomically.
+    /// Spends the refresh token of session `sessionID` whose hash is `presentedHash`, atomically.
     func rotateRefreshToken(
-        presentedHash: String, successorHash: String, successorExpiresAt: Date, now: Date, graceWindow: TimeInterval
+        sessionID: String, presentedHash: String, successorHash: String, successorExpiresAt: Date, now: Date, graceWindow: TimeInterval
     ) async throws -> RefreshRotation
-    /// Whether the refresh token with this hash has been used; nil when there is no such token.
-    func isRefreshTokenSpent(hash: String) async throws -> Bool?
+    /// Whether the session's refresh token with this hash has been used; nil when there is no such token.
+    func isRefreshTokenSpent(sessionID: String, hash: String) async throws -> Bool?
     /// Revokes the user's live sessions, all or all but `keeping`; returns the IDs it revoked.
     func revokeSessions(ofUser userID: String, keeping: String?, reason: String, at time: Date) async throws -> [String]
     /// Revokes one session; returns whether it was live.
@@ -52,14 +52,15 @@ extension SQLLatchkeyStore: SessionStore {
     }
 
     public func rotateRefreshToken(
-        presentedHash: String, successorHash: String, successorExpiresAt: Date, now: Date, graceWindow: TimeInterval
+        sessionID: String, presentedHash: String, successorHash: String, successorExpiresAt: Date, now: Date, graceWindow: TimeInterval
     ) async throws -> RefreshRotation {
         try await self.database.transaction { sql in
             guard
                 let row = try await sql.raw(
                     """
                     SELECT r.expires_at, r.used_at, s.id, s.user_id, s.device_id, s.created_at, s.revoked_at
-                    FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id WHERE r.token_hash = \(bind: presentedHash)
+                    FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id
+                    WHERE r.session_id = \(bind: sessionID) AND r.token_hash = \(bind: presentedHash)
                     """
                 ).first()
             else { return .invalid }
@@ -71,21 +72,23 @@ extension SQLLatchkeyStore: SessionStore {
                 try await sql.raw(
                     """
                     UPDATE refresh_tokens SET used_at = \(bind: now.stored)
-                    WHERE token_hash = \(bind: presentedHash) AND used_at IS NULL RETURNING token_hash
+                    WHERE session_id = \(bind: sessionID) AND token_hash = \(bind: presentedHash) AND used_at IS NULL
+                    RETURNING token_hash
                     """
                 ).first() != nil
             if claimed {
                 try await sql.raw(
                     """
-                    INSERT INTO refresh_tokens (token_hash, session_id, created_at, expires_at)
-                    VALUES (\(bind: successorHash), \(bind: session.id), \(bind: now.stored), \(bind: successorExpiresAt.stored))
+                    INSERT INTO refresh_tokens (session_id, token_hash, created_at, expires_at)
+                    VALUES (\(bind: session.id), \(bind: successorHash), \(bind: now.stored), \(bind: successorExpiresAt.stored))
                     """
                 ).run()
-                try await sql.raw("UPDATE sessions SET refreshed_at = \(bind: now.stored) WHERE id = \(bind: session.id)").run()
                 return .rotated(session)
             }
             let usedAt =
-                try await sql.raw("SELECT used_at FROM refresh_tokens WHERE token_hash = \(bind: presentedHash)").first()?
+                try await sql.raw(
+                    "SELECT used_at FROM refresh_tokens WHERE session_id = \(bind: sessionID) AND token_hash = \(bind: presentedHash)"
+                ).first()?
                 .optionalDate("used_at") ?? now
             if now.timeIntervalSince(usedAt) <= graceWindow {
                 return .withinGrace(session)
@@ -101,9 +104,10 @@ extension SQLLatchkeyStore: SessionStore {
         }
     }
 
-    public func isRefreshTokenSpent(hash: String) async throws -> Bool? {
+    public func isRefreshTokenSpent(sessionID: String, hash: String) async throws -> Bool? {
         try await self.database.read { sql in
-            try await sql.raw("SELECT used_at FROM refresh_tokens WHERE token_hash = \(bind: hash)").first().map { row in
+            try await sql.raw("SELECT used_at FROM refresh_tokens WHERE session_id = \(bind: sessionID) AND token_hash = \(bind: hash)")
+                .first().map { row in
                 try row.optionalDate("used_at") != nil
             }
         }

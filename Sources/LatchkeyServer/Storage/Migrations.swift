@@ -33,16 +33,16 @@ enum Migrations {
                 """
                 CREATE TABLE sessions (
                     id TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-                    device_id TEXT, created_at DOUBLE PRECISION NOT NULL, refreshed_at DOUBLE PRECISION,
+                    device_id TEXT, created_at DOUBLE PRECISION NOT NULL,
                     revoked_at DOUBLE PRECISION, revoked_reason TEXT) {clustered}
                 """,
                 "CREATE INDEX sessions_user_id ON sessions(user_id)",
                 """
                 CREATE TABLE refresh_tokens (
-                    token_hash TEXT PRIMARY KEY, session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-                    created_at DOUBLE PRECISION NOT NULL, expires_at DOUBLE PRECISION NOT NULL, used_at DOUBLE PRECISION) {clustered}
+                    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE, token_hash TEXT NOT NULL,
+                    created_at DOUBLE PRECISION NOT NULL, expires_at DOUBLE PRECISION NOT NULL, used_at DOUBLE PRECISION,
+                    PRIMARY KEY (session_id, token_hash)) {clustered}
                 """,
-                "CREATE INDEX refresh_tokens_session_id ON refresh_tokens(session_id)",
                 """
                 CREATE TABLE access_codes (
                     id TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
