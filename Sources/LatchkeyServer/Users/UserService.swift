@@ -15,13 +15,11 @@ public struct UserService: Sendable {
     /// The profile of the token's user.
     public func profile(for token: VerifiedToken) async throws -> UserProfile {
         // The account was deleted (perhaps by another process): its tokens are no longer credentials.
-        guard let user = try await self.store.user(id: token.userID) else { throw TokenRejection.revoked }
-        async let devices = self.store.devices(ofUser: user.id)
-        async let identities = self.store.identities(ofUser: user.id)
+        guard let (user, devices, identities) = try await self.store.profile(ofUser: token.userID) else { throw TokenRejection.revoked }
         return UserProfile(
             userID: user.id, kind: user.kind, createdAt: user.createdAt, tokenKind: token.kind, sessionID: token.sessionID,
-            identities: try await identities.map { UserProfile.Identity(provider: $0.provider, subject: $0.subject, createdAt: $0.createdAt) },
-            devices: try await devices.map { UserProfile.Device(deviceID: $0.id, createdAt: $0.createdAt, lastSeenAt: $0.lastSeenAt) })
+            identities: identities.map { UserProfile.Identity(provider: $0.provider, subject: $0.subject, createdAt: $0.createdAt) },
+            devices: devices.map { UserProfile.Device(deviceID: $0.id, createdAt: $0.createdAt, lastSeenAt: $0.lastSeenAt) })
     }
 
     public func user(id: String) async throws -> UserRecord? { try await self.store.user(id: id) }

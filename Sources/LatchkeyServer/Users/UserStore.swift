@@ -10,6 +10,8 @@ public protocol UserStore: Sendable {
     func devices(ofUser userID: String) async throws -> [DeviceRecord]
     func identities(ofUser userID: String) async throws -> [IdentityRecord]
     func users(limit: Int, offset: Int) async throws -> [UserRecord]
+    /// The user with their devices and identities, read at once.
+    func profile(ofUser id: String) async throws -> (user: UserRecord, devices: [DeviceRecord], identities: [IdentityRecord])?
     /// Deletes the user with its devices, identities, sessions, refresh tokens and access codes.
     func deleteUser(id: String, at time: Date) async throws -> DeletedUser?
 }
@@ -33,22 +35,34 @@ extension SQLLatchkeyStore: UserStore {
     }
 
     public func devices(ofUser userID: String) async throws -> [DeviceRecord] {
-        try await self.database.read { sql in
-            try await sql.raw(
-                "SELECT id, user_id, secret_hash, created_at, last_seen_at FROM devices WHERE user_id = \(bind: userID) ORDER BY created_at"
-            ).all().map(Self.device(from:))
-        }
+        try await self.database.read { sql in try await Self.devices(ofUser: userID, on: sql) }
     }
 
     public func identities(ofUser userID: String) async throws -> [IdentityRecord] {
+        try await self.database.read { sql in try await Self.identities(ofUser: userID, on: sql) }
+    }
+
+    public func profile(ofUser id: String) async throws -> (user: UserRecord, devices: [DeviceRecord], identities: [IdentityRecord])? {
         try await self.database.read { sql in
-            try await sql.raw(
-                "SELECT provider, subject, user_id, created_at FROM identities WHERE user_id = \(bind: userID) ORDER BY created_at"
-            ).all().map { row in
-                IdentityRecord(
-                    provider: try row.string("provider"), subject: try row.string("subject"), userID: try row.string("user_id"),
-                    createdAt: try row.date("created_at"))
-            }
+            guard let user = try await sql.raw("SELECT id, kind, created_at FROM users WHERE id = \(bind: id)").first().map(Self.user(from:))
+            else { return nil }
+            return (user, try await Self.devices(ofUser: id, on: sql), try await Self.identities(ofUser: id, on: sql))
+        }
+    }
+
+    static func devices(ofUser userID: String, on sql: any SQLDatabase) async throws -> [DeviceRecord] {
+        try await sql.raw(
+            "SELECT id, user_id, secret_hash, created_at, last_seen_at FROM devices WHERE user_id = \(bind: userID) ORDER BY created_at"
+        ).all().map(Self.device(from:))
+    }
+
+    static func identities(ofUser userID: String, on sql: any SQLDatabase) async throws -> [IdentityRecord] {
+        try await sql.raw(
+            "SELECT provider, subject, user_id, created_at FROM identities WHERE user_id = \(bind: userID) ORDER BY created_at"
+        ).all().map { row in
+            IdentityRecord(
+                provider: try row.string("provider"), subject: try row.string("subject"), userID: try row.string("user_id"),
+                createdAt: try row.date("created_at"))
         }
     }
 
