@@ -1,56 +1,83 @@
 import Foundation
 import Logging
 import SQLKit
+import Synchronization
 
-/// The embedded default: one SQLite file, one connection, one transaction at a time.
+/// The embedded default: one SQLite file, a writer connection and two reader connections.
 ///
-/// WAL mode lets the CLI read and write the same file while a server runs; `busy_timeout` makes
-/// either side wait for the other's short transactions instead of failing.
+/// Transactions run one at a time on the writer. Reads run on the readers, beside the writer and each
+/// other: in WAL mode a read sees every transaction committed before it began. WAL mode also lets the
+/// CLI read and write the same file while a server runs; `busy_timeout` makes either side wait for the
+/// other's short transactions instead of failing.
 public final class SQLiteLatchkeyDatabase: LatchkeyDatabase {
-    private let connection: InlineSQLiteConnection
-    private let lock = AsyncLock()
+    private struct Guarded: Sendable {
+        let connection: InlineSQLiteConnection
+        let lock = AsyncLock()
+    }
+
+    private let writer: Guarded
+    private let readers: [Guarded]
+    private let nextReader = Atomic<Int>(0)
     private let path: String
     public var dialect: DatabaseDialect { .sqlite }
 
     /// Opens (creating when missing) the database file at `path`.
     public init(path: String, logger: Logger) async throws {
         self.path = path
-        self.connection = try InlineSQLiteConnection(path: path, logger: logger)
+        self.writer = Guarded(connection: try await Self.open(path: path, logger: logger))
+        self.readers = [
+            Guarded(connection: try await Self.open(path: path, logger: logger)),
+            Guarded(connection: try await Self.open(path: path, logger: logger)),
+        ]
+    }
+
+    private static func open(path: String, logger: Logger) async throws -> InlineSQLiteConnection {
+        let connection = try InlineSQLiteConnection(path: path, logger: logger)
         let pragmas = [
-            // Reads through a memory map and a 32 MiB page cache, not a pread system call per page.
-            "PRAGMA mmap_size = 268435456", "PRAGMA cache_size = -32768",
+            // Reads through a memory map and a page cache (16 MiB per connection), not a pread per page.
+            "PRAGMA mmap_size = 268435456", "PRAGMA cache_size = -16384",
             "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL", "PRAGMA foreign_keys = ON", "PRAGMA busy_timeout = 5000",
             // A running server checkpoints the WAL in the background (SQLiteCheckpointer), outside the
             // writer's lock; this is only the backstop for processes that do not (the CLI, tests).
             "PRAGMA wal_autocheckpoint = 20000", "PRAGMA journal_size_limit = 67108864",
         ]
         for pragma in pragmas {
-            try await self.connection.raw(SQLQueryString(pragma)).run()
+            try await connection.raw(SQLQueryString(pragma)).run()
         }
+        return connection
     }
 
     public func transaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
-        try await self.lock.withLock {
-            try await self.connection.raw("BEGIN IMMEDIATE").run()
+        let connection = self.writer.connection
+        return try await self.writer.lock.withLock {
+            try await connection.raw("BEGIN IMMEDIATE").run()
             do {
-                let result = try await body(self.connection)
-                try await self.connection.raw("COMMIT").run()
+                let result = try await body(connection)
+                try await connection.raw("COMMIT").run()
                 return result
             } catch {
-                try? await self.connection.raw("ROLLBACK").run()
+                try? await connection.raw("ROLLBACK").run()
                 throw error
             }
         }
     }
 
     public func read<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
-        try await self.lock.withLock { try await body(self.connection) }
+        let reader = self.readers[self.nextReader.wrappingAdd(1, ordering: .relaxed).oldValue % self.readers.count]
+        // A reader's statements form one snapshot: several queries of one read agree with each other.
+        return try await reader.lock.withLock {
+            try await reader.connection.raw("BEGIN").run()
+            defer { try? reader.connection.run(SQLRaw("COMMIT")) }
+            return try await body(reader.connection)
+        }
     }
 
     /// Copies the WAL into the database file on a connection of its own, so writers never wait for it.
     func checkpointer(logger: Logger) -> SQLiteCheckpointer { SQLiteCheckpointer(path: self.path, logger: logger) }
 
     public func close() async {
-        _ = try? await self.lock.withLock { self.connection.close() }
+        for guarded in [self.writer] + self.readers {
+            _ = try? await guarded.lock.withLock { guarded.connection.close() }
+        }
     }
 }

@@ -52,18 +52,18 @@ extension SQLLatchkeyStore: UserStore {
 
     static func devices(ofUser userID: String, on sql: any SQLDatabase) async throws -> [DeviceRecord] {
         try await sql.raw(
-            "SELECT id, user_id, secret_hash, created_at, last_seen_at FROM devices WHERE user_id = \(bind: userID) ORDER BY created_at"
-        ).all().map(Self.device(from:))
+            "SELECT id, user_id, secret_hash, created_at, last_seen_at FROM devices WHERE user_id = \(bind: userID)"
+        ).all().map(Self.device(from:)).sorted { $0.createdAt < $1.createdAt }
     }
 
     static func identities(ofUser userID: String, on sql: any SQLDatabase) async throws -> [IdentityRecord] {
         try await sql.raw(
-            "SELECT provider, subject, user_id, created_at FROM identities WHERE user_id = \(bind: userID) ORDER BY created_at"
+            "SELECT provider, subject, user_id, created_at FROM identities WHERE user_id = \(bind: userID)"
         ).all().map { row in
             IdentityRecord(
                 provider: try row.string("provider"), subject: try row.string("subject"), userID: try row.string("user_id"),
                 createdAt: try row.date("created_at"))
-        }
+        }.sorted { $0.createdAt < $1.createdAt }
     }
 
     public func users(limit: Int, offset: Int) async throws -> [UserRecord] {
