@@ -116,3 +116,17 @@ import FoundationNetworking
         #expect(!run.stderr.contains("not-base64-secret-value"))
     }
 }
+
+extension ServeCommandTests {
+    @Test func aDifferentMasterKeyStopsTheServerWithAMessageSayingSo() async throws {
+        let first = try await TestServer.make()
+        await first.services.close()
+        let other = Data(repeating: 9, count: 32).base64EncodedString()
+        let run = try await LatchkeyCLI.run(
+            ["serve", "--port", String(try Self.freePort()), "--database", first.databasePath], masterKey: other,
+            workingDirectory: first.directory)
+        #expect(run.exitCode != 0)
+        #expect(run.stderr.contains("master key cannot open signing key"), "\(run)")
+        #expect(!run.stderr.contains(other))
+    }
+}

@@ -74,7 +74,9 @@ public final class SigningKeyRing: Sendable {
         for record in records {
             let publicKey = try ES256PublicKey(pem: record.publicKeyPEM)
             if record.kid == active.kid {
-                let raw = try self.masterKey.open(record.sealedPrivateKey, context: "signing-key \(record.kid)")
+                guard let raw = try? self.masterKey.open(record.sealedPrivateKey, context: "signing-key \(record.kid)") else {
+                    throw SigningKeyError.masterKeyMismatch(kid: record.kid)
+                }
                 let privateKey = try ES256PrivateKey(backing: try P256.Signing.PrivateKey(rawRepresentation: raw))
                 await collection.add(ecdsa: privateKey, kid: JWKIdentifier(string: record.kid))
             } else {
@@ -131,6 +133,19 @@ public final class SigningKeyRing: Sendable {
         let y = Data(x963[33..<65]).base64URLEncodedString()
         let canonical = #"{"crv":"P-256","kty":"EC","x":"\#(x)","y":"\#(y)"}"#
         return Data(SHA256.hash(data: Data(canonical.utf8))).base64URLEncodedString()
+    }
+}
+
+/// Why the signing keys could not be used.
+public enum SigningKeyError: Error, CustomStringConvertible {
+    case masterKeyMismatch(kid: String)
+
+    public var description: String {
+        switch self {
+        case .masterKeyMismatch(let kid):
+            "the master key cannot open signing key \(kid): use the master key this database was created with "
+                + "(LATCHKEY_MASTER_KEY, or the key file beside the database)"
+        }
     }
 }
 
