@@ -13,7 +13,9 @@ let package = Package(
     products: [
         .library(name: "LatchkeyAPI", targets: ["LatchkeyAPI"]),
         .library(name: "LatchkeyServer", targets: ["LatchkeyServer"]),
+        .library(name: "LatchkeyClient", targets: ["LatchkeyClient"]),
         .executable(name: "latchkey", targets: ["latchkey"]),
+        .executable(name: "latchkey-device", targets: ["latchkey-device"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -33,6 +35,21 @@ let package = Package(
     targets: [
         .target(
             name: "LatchkeyAPI",
+            swiftSettings: swiftSettings
+        ),
+        // The SDK: Foundation (FoundationNetworking on Linux) and LatchkeyAPI only; no package dependencies.
+        .target(
+            name: "LatchkeyClient",
+            dependencies: ["LatchkeyAPI"],
+            swiftSettings: swiftSettings
+        ),
+        // A terminal "app" built only on the SDK (and swift-argument-parser for its command line).
+        .executableTarget(
+            name: "latchkey-device",
+            dependencies: [
+                "LatchkeyClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -70,6 +87,17 @@ let package = Package(
             dependencies: [
                 "LatchkeyServer",
                 "LatchkeyAPI",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .testTarget(
+            name: "LatchkeyClientTests",
+            dependencies: [
+                "LatchkeyClient",
+                "LatchkeyAPI",
+                // End-to-end tests start a live server in process.
+                "LatchkeyServer",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]

@@ -1,0 +1,97 @@
+import Foundation
+import LatchkeyAPI
+
+/// Why an SDK call failed: a case a program can switch on and a ``description`` a person can read.
+///
+/// No case carries a token or a secret; server messages are carried as the server wrote them (they never contain one).
+public enum LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError {
+    /// There is no session to authenticate the request with.
+    case notSignedIn
+    /// The session ended for good (the refresh token was rejected, or a token without refresh expired).
+    case sessionExpired
+    /// The server answered 401 even after a refresh.
+    case unauthorized(code: ErrorCode?, message: String)
+    /// The server answered 429.
+    case rateLimited(RateLimitInfo)
+    /// The server answered 400 because the request lacked the `X-Device-ID` header.
+    case missingDeviceID(message: String)
+    /// No answer arrived: no connection, or the server cannot be reached.
+    case offline
+    /// The server failed (5xx).
+    case server(status: Int, code: ErrorCode?, message: String)
+    /// The server refused the request (4xx other than 401 and 429).
+    case rejected(status: Int, code: ErrorCode?, message: String)
+    /// This device is already registered and the stored device secret is missing or wrong.
+    case invalidDeviceSecret
+    /// The access code was not accepted by the server.
+    case invalidAccessCode
+    /// The access code is valid but for another user than this device.
+    case accessCodeForAnotherDevice
+    /// The secure store cannot be used right now (e.g. the Keychain is locked); the session is not lost.
+    case storeUnavailable(String)
+    /// The server's answer could not be read.
+    case invalidResponse
+
+    /// A short sentence a person can read.
+    public var description: String {
+        switch self {
+        case .notSignedIn: "You are not signed in."
+        case .sessionExpired: "Your session has expired. Please sign in again."
+        case .unauthorized(_, let message): "The server did not accept your sign-in: \(message)"
+        case .rateLimited(let info): "Too many requests. \(info)"
+        case .missingDeviceID: "This request needs the device ID (X-Device-ID header)."
+        case .offline: "Cannot reach the server. Check your connection and try again."
+        case .server(let status, _, _): "The server had a problem (HTTP \(status)). Try again later."
+        case .rejected(_, _, let message): message
+        case .invalidDeviceSecret: "This device is already registered and its device secret is missing or wrong. Sign in with an access code."
+        case .invalidAccessCode: "This access code is not valid or has expired."
+        case .accessCodeForAnotherDevice: "This access code belongs to another device."
+        case .storeUnavailable(let reason): "Secure storage is not available right now (\(reason)). Try again after unlocking the device."
+        case .invalidResponse: "The server's answer could not be read."
+        }
+    }
+
+    /// Same as ``description``.
+    public var errorDescription: String? { self.description }
+
+    /// The server's error code, when the server sent one.
+    public var code: ErrorCode? {
+        switch self {
+        case .unauthorized(let code, _), .server(_, let code, _), .rejected(_, let code, _): code
+        case .rateLimited: .rateLimited
+        case .missingDeviceID: .invalidHeader
+        case .invalidDeviceSecret: .invalidDeviceSecret
+        default: nil
+        }
+    }
+
+    /// The error a response with status ≥ 400 stands for.
+    static func from(_ response: TransportResponse, now: Date) -> LatchkeyError {
+        let detail = (try? JSONDecoder().decode(ErrorEnvelope.self, from: response.body))?.error
+        let message = detail?.message ?? "HTTP \(response.status)"
+        switch response.status {
+        case 400 where message.range(of: LatchkeyHeader.deviceID, options: .caseInsensitive) != nil:
+            return .missingDeviceID(message: message)
+        case 401 where detail?.code == .invalidDeviceSecret:
+            return .invalidDeviceSecret
+        case 401:
+            return .unauthorized(code: detail?.code, message: message)
+        case 429:
+            return .rateLimited(RateLimitInfo(response: response, now: now) ?? RateLimitInfo())
+        case 500...:
+            return .server(status: response.status, code: detail?.code, message: message)
+        default:
+            return .rejected(status: response.status, code: detail?.code, message: message)
+        }
+    }
+}
+
+extension SecureStoreError {
+    var latchkeyError: LatchkeyError {
+        switch self {
+        case .unavailable(let reason): .storeUnavailable(reason)
+        case .corrupt: .storeUnavailable("the stored credentials could not be read")
+        case .failed(let reason): .storeUnavailable(reason)
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+import LatchkeyAPI
+
+/// The rate-limit headers of a response: `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset`, `Retry-After`.
+public struct RateLimitInfo: Sendable, Equatable, CustomStringConvertible {
+    /// How many calls the window allows.
+    public var limit: Int?
+    /// How many are left in the window.
+    public var remaining: Int?
+    /// When the window resets.
+    public var reset: Date?
+    /// How long to wait before trying again, in seconds (from `Retry-After`, present on 429).
+    public var retryAfter: TimeInterval?
+
+    /// Creates rate-limit information.
+    public init(limit: Int? = nil, remaining: Int? = nil, reset: Date? = nil, retryAfter: TimeInterval? = nil) {
+        self.limit = limit
+        self.remaining = remaining
+        self.reset = reset
+        self.retryAfter = retryAfter
+    }
+
+    /// Reads the headers of `response`; `nil` when it carries none of them.
+    ///
+    /// `X-RateLimit-Reset` is read as seconds since 1970 when it is that large, else as seconds from `now`;
+    /// `Retry-After` as seconds or as an HTTP date.
+    public init?(response: TransportResponse, now: Date) {
+        func integer(_ name: String) -> Int? { response.header(name).flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } }
+        self.limit = integer(LatchkeyHeader.rateLimitLimit)
+        self.remaining = integer(LatchkeyHeader.rateLimitRemaining)
+        self.reset = integer(LatchkeyHeader.rateLimitReset).map { value in
+            value > 1_000_000_000 ? Date(timeIntervalSince1970: TimeInterval(value)) : now.addingTimeInterval(TimeInterval(value))
+        }
+        self.retryAfter = response.header(LatchkeyHeader.retryAfter).flatMap { value in
+            if let seconds = TimeInterval(value.trimmingCharacters(in: .whitespaces)) { return max(0, seconds) }
+            return Self.httpDate(value).map { max(0, $0.timeIntervalSince(now)) }
+        }
+        if self.limit == nil, self.remaining == nil, self.reset == nil, self.retryAfter == nil { return nil }
+    }
+
+    /// How long to wait, in words: "Try again in 3 minutes."
+    public var description: String {
+        guard let seconds = self.retryAfter else { return "Try again later." }
+        let minutes = Int((seconds / 60).rounded(.up))
+        if seconds < 60 { return "Try again in \(Int(seconds.rounded(.up))) second\(Int(seconds.rounded(.up)) == 1 ? "" : "s")." }
+        if minutes < 120 { return "Try again in \(minutes) minute\(minutes == 1 ? "" : "s")." }
+        let hours = Int((seconds / 3600).rounded(.up))
+        return "Try again in \(hours) hours."
+    }
+
+    private static func httpDate(_ value: String) -> Date? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        return formatter.date(from: value)
+    }
+}

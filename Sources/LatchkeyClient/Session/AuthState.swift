@@ -1,0 +1,61 @@
+import Foundation
+
+/// Where the app stands, as ``LatchkeySession/authStates()`` and ``AuthModel`` report it.
+public enum AuthState: Sendable, Equatable, CustomStringConvertible {
+    /// Before ``LatchkeySession/bootstrap()`` has finished.
+    case restoring
+    /// No session: show the sign-in (or "continue as guest") screen.
+    case signedOut
+    /// A session is in use.
+    case signedIn(AuthSession)
+    /// The session ended for good (refresh rejected, or a token without refresh expired): say so, then sign in again.
+    case sessionExpired
+    /// The secure store cannot be read right now (Keychain locked): the session is not lost; bootstrap again later.
+    case storeUnavailable
+
+    /// Whether a session is in use.
+    public var isSignedIn: Bool { if case .signedIn = self { true } else { false } }
+
+    /// A short name; never a token.
+    public var description: String {
+        switch self {
+        case .restoring: "restoring"
+        case .signedOut: "signed out"
+        case .signedIn(let session): "signed in (\(session))"
+        case .sessionExpired: "session expired"
+        case .storeUnavailable: "secure storage unavailable"
+        }
+    }
+}
+
+/// What the app may know about the current session: no token.
+public struct AuthSession: Sendable, Equatable, CustomStringConvertible {
+    /// The user ID; for device users the lowercase device UUID.
+    public var userID: String
+    /// What the session stands for.
+    public var kind: SessionKind
+    /// When the access token expires, by the SDK's clock (`nil` for tokens from an external provider).
+    public var expiresAt: Date?
+
+    /// Creates a session description.
+    public init(userID: String, kind: SessionKind, expiresAt: Date?) {
+        self.userID = userID
+        self.kind = kind
+        self.expiresAt = expiresAt
+    }
+
+    init(_ session: StoredSession) {
+        self.init(userID: session.userID, kind: session.kind, expiresAt: session.accessTokenExpiresAt)
+    }
+
+    /// Kind and user.
+    public var description: String { "\(self.kind.rawValue), user \(self.userID)" }
+}
+
+/// Something that happened which the app may want to show: a state change or a rate limit.
+public enum LatchkeyEvent: Sendable, Equatable {
+    /// The auth state changed.
+    case stateChanged(AuthState)
+    /// A request was refused with 429.
+    case rateLimited(RateLimitInfo)
+}

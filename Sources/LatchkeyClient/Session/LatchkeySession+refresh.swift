@@ -1,0 +1,81 @@
+import Foundation
+import LatchkeyAPI
+
+extension LatchkeySession {
+    /// Refreshes the session now (normally the SDK does this by itself when a token is about to expire or is rejected).
+    @discardableResult
+    public func refresh() async throws -> AuthSession {
+        guard self.configuration.tokenProvider == nil else { throw LatchkeyError.notSignedIn }
+        guard let session = try self.loadCredentials().session else { throw LatchkeyError.notSignedIn }
+        return AuthSession(try await self.refreshSession(replacing: session.accessToken))
+    }
+
+    /// The session that replaces the one whose access token is `token`: the current one if it was replaced already,
+    /// the result of the refresh in flight, a newer one another process stored, or the result of one new refresh call.
+    func refreshSession(replacing token: String) async throws -> StoredSession {
+        guard let session = try self.loadCredentials().session else { throw LatchkeyError.notSignedIn }
+        if session.accessToken != token { return session }
+        if let inFlight = self.refreshInFlight, inFlight.generation == self.generation { return try await inFlight.task.value }
+        if let newer = self.adoptNewerSession(replacing: token) { return newer }
+        guard let refreshToken = session.refreshToken else {
+            self.endSession(.sessionExpired)
+            throw LatchkeyError.sessionExpired
+        }
+        let generation = self.generation
+        let id = UUID()
+        let task = Task { try await self.completeRefresh(refreshToken, generation: generation) }
+        self.refreshInFlight = RefreshInFlight(generation: generation, id: id, task: task)
+        defer { if self.refreshInFlight?.id == id { self.refreshInFlight = nil } }
+        return try await task.value
+    }
+
+    /// Calls `/auth/refresh` once and applies the answer, unless the session ended (or another began) meanwhile.
+    private func completeRefresh(_ refreshToken: String, generation: Int) async throws -> StoredSession {
+        let response = try await self.requestRefresh(refreshToken)
+        // Generation fencing: after signOut or a new sign-in, this answer belongs to a session that is gone.
+        guard generation == self.generation else { throw LatchkeyError.notSignedIn }
+        switch response.status {
+        case 200..<300:
+            guard let pair = try? JSONDecoder().decode(TokenPairResponse.self, from: response.body) else { throw LatchkeyError.invalidResponse }
+            var credentials = try self.loadCredentials()
+            let session = self.storedSession(from: pair)
+            credentials.session = session
+            try self.persist(credentials)
+            self.setState(.signedIn(AuthSession(session)))
+            return session
+        case 401:
+            // Another process may have rotated the token and stored the result: that is not a sign-out.
+            if let current = self.credentials?.session, let newer = self.adoptNewerSession(replacing: current.accessToken) { return newer }
+            self.endSession(.sessionExpired)
+            throw LatchkeyError.sessionExpired
+        default:
+            _ = try self.check(response)
+            throw LatchkeyError.invalidResponse
+        }
+    }
+
+    /// `POST /api/v1/auth/refresh`, sent straight to the transport: the refresh request is never itself refreshed or retried.
+    func requestRefresh(_ refreshToken: String) async throws -> TransportResponse {
+        let request = TransportRequest(
+            method: "POST", url: try self.url(for: "/api/v1/auth/refresh"), headers: ["Content-Type": "application/json"],
+            body: try JSONEncoder().encode(RefreshRequest(refreshToken: refreshToken)))
+        return try await self.perform(request)
+    }
+
+    /// The session in the secure store when another process (an app extension, a second CLI run) replaced ours there.
+    func adoptNewerSession(replacing token: String) -> StoredSession? {
+        guard let current = self.credentials, let ours = current.session,
+            let stored = try? self.secureStore.load(), let theirs = stored.session,
+            stored.deviceID == current.deviceID, theirs.userID == ours.userID, theirs.accessToken != token
+        else { return nil }
+        self.credentials = stored
+        self.setState(.signedIn(AuthSession(theirs)))
+        return theirs
+    }
+
+    func storedSession(from pair: TokenPairResponse) -> StoredSession {
+        StoredSession(
+            kind: .session, userID: pair.userID, sessionID: pair.sessionID, accessToken: pair.accessToken,
+            accessTokenExpiresAt: self.clock.now().addingTimeInterval(TimeInterval(pair.expiresIn)), refreshToken: pair.refreshToken)
+    }
+}

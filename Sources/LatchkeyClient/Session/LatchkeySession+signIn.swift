@@ -1,0 +1,102 @@
+import Foundation
+import LatchkeyAPI
+
+extension LatchkeySession {
+    /// Registers this device (`POST /api/v1/auth/register-device`) and starts its session: instant play, no sign-up.
+    ///
+    /// The first registration stores the device secret the server returns; later ones (after sign-out or a reinstall)
+    /// send it to get the same account back. Throws ``LatchkeyError/invalidDeviceSecret`` when the server knows the
+    /// device but the stored secret is missing or wrong (e.g. the device was created by `users/register`).
+    @discardableResult
+    public func registerDevice() async throws -> AuthSession {
+        let credentials = try self.loadCredentials()
+        let body = RegisterDeviceRequest(deviceID: credentials.deviceID.uuidString.lowercased(), deviceSecret: credentials.deviceSecret)
+        let pair = try await self.send(try .post("/api/v1/auth/register-device", json: body, auth: .none), decoding: TokenPairResponse.self)
+        return try self.begin(self.storedSession(from: pair), deviceSecret: pair.deviceSecret)
+    }
+
+    /// Creates (or finds) the user whose ID is this device's UUID (`POST /api/v1/users/register`, the Stori flow);
+    /// support staff can then issue an access code for it. Returns whether the user was created by this call.
+    @discardableResult
+    public func registerUser() async throws -> Bool {
+        let body = RegisterUserRequest(userID: try self.deviceID().uuidString.lowercased())
+        return try await self.send(try .post("/api/v1/users/register", json: body, auth: .none), decoding: RegisterUserResponse.self).created
+    }
+
+    /// Starts a guest session (`POST /api/v1/auth/guest` with `X-Device-ID`): a short-lived token without refresh.
+    ///
+    /// When the token is about to expire the session ends (``AuthState/sessionExpired``, or ``AuthState/signedOut``
+    /// at launch) and the app asks for a new guest token.
+    @discardableResult
+    public func continueAsGuest() async throws -> GuestLimitations {
+        let response = try await self.send(LatchkeyRequest(method: "POST", path: "/api/v1/auth/guest", auth: .deviceID))
+        guard let guest = try? JSONDecoder().decode(GuestTokenResponse.self, from: response.body) else { throw LatchkeyError.invalidResponse }
+        let deviceID = try self.deviceID().uuidString.lowercased()
+        let userID = UnverifiedJWT.subject(of: guest.accessToken) ?? deviceID
+        let session = StoredSession(
+            kind: .guest, userID: userID, accessToken: guest.accessToken,
+            accessTokenExpiresAt: self.clock.now().addingTimeInterval(TimeInterval(guest.expiresIn)))
+        _ = try self.begin(session)
+        return guest.limitations ?? GuestLimitations()
+    }
+
+    /// Checks an access code with `GET /api/v1/validate-token`, then stores it as the session's bearer (the Stori flow).
+    ///
+    /// By default a code whose `sub` is not this device's UUID is refused with ``LatchkeyError/accessCodeForAnotherDevice``
+    /// (see ``Configuration/requireAccessCodeForThisDevice``). With `exchange`, the code is instead traded for a
+    /// session with a refresh token (`POST /api/v1/auth/access-code/exchange`).
+    @discardableResult
+    public func redeemAccessCode(_ code: String, exchange: Bool = false) async throws -> AuthSession {
+        let code = code.trimmingCharacters(in: .whitespacesAndNewlines)
+        let validation: ValidateTokenResponse
+        do {
+            let request = LatchkeyRequest(method: "GET", path: "/api/v1/validate-token", headers: ["Authorization": "Bearer \(code)"], auth: .none)
+            validation = try await self.send(request, decoding: ValidateTokenResponse.self)
+        } catch LatchkeyError.unauthorized {
+            throw LatchkeyError.invalidAccessCode
+        }
+        let deviceID = try self.deviceID().uuidString
+        if self.configuration.requireAccessCodeForThisDevice, validation.sub.caseInsensitiveCompare(deviceID) != .orderedSame {
+            throw LatchkeyError.accessCodeForAnotherDevice
+        }
+        if exchange {
+            let request = try LatchkeyRequest.post("/api/v1/auth/access-code/exchange", json: AccessCodeExchangeRequest(accessCode: code), auth: .none)
+            let pair = try await self.send(request, decoding: TokenPairResponse.self)
+            return try self.begin(self.storedSession(from: pair))
+        }
+        let kind: SessionKind = validation.kind == .accessCode ? .accessCode : validation.kind == .guest ? .guest : .session
+        let session = StoredSession(
+            kind: kind, userID: validation.sub, accessToken: code, accessTokenExpiresAt: Date(timeIntervalSince1970: TimeInterval(validation.exp)))
+        return try self.begin(session)
+    }
+
+    /// The signed-in user's profile (`GET /api/v1/auth/me`).
+    public func currentUser() async throws -> UserProfile {
+        try await self.send(.get("/api/v1/auth/me", auth: .bearer), decoding: UserProfile.self)
+    }
+
+    /// Signs out: the session is cleared locally at once (the device identity stays), then revoked on the server.
+    ///
+    /// Local sign-out happens even when the server cannot be reached; the server error is then thrown so the app can
+    /// say so (e.g. a `global` sign-out did not reach the other devices). A refresh still in flight cannot bring the
+    /// session back.
+    public func signOut(scope: LogoutScope = .local) async throws {
+        let session = (try? self.loadCredentials())?.session
+        self.endSession(.signedOut)
+        guard self.configuration.tokenProvider == nil, let session, session.kind == .session else { return }
+        var token = session.accessToken
+        if self.isExpiring(session), let refreshToken = session.refreshToken,
+            let response = try? await self.requestRefresh(refreshToken), response.status == 200,
+            let pair = try? JSONDecoder().decode(TokenPairResponse.self, from: response.body)
+        {
+            token = pair.accessToken  // used only to revoke, never stored
+        }
+        let request = TransportRequest(
+            method: "POST", url: try self.url(for: "/api/v1/auth/logout"),
+            headers: ["Authorization": "Bearer \(token)", "Content-Type": "application/json"],
+            body: try JSONEncoder().encode(LogoutRequest(scope: scope)))
+        let response = try await self.perform(request)
+        if response.status == 401 { return }  // the server had already ended it
+        _ = try self.check(response)
+    }
+}

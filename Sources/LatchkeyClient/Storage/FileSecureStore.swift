@@ -1,0 +1,58 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A ``SecureStore`` in one file, for Linux and command-line apps.
+///
+/// The file is created with mode 0600 inside a directory created with mode 0700, written to a temporary file
+/// and renamed over the old one (a crash leaves the old or the new credentials, never half of each), and uses the
+/// versioned ``CredentialsFormat``.
+public struct FileSecureStore: SecureStore {
+    /// The credentials file.
+    public let fileURL: URL
+
+    /// Stores credentials in `fileURL`.
+    public init(fileURL: URL) { self.fileURL = fileURL }
+
+    /// Stores credentials in `credentials.json` inside `directory`.
+    public init(directory: URL) { self.fileURL = directory.appendingPathComponent("credentials.json") }
+
+    /// Reads the file; `nil` when it does not exist.
+    public func load() throws -> StoredCredentials? {
+        guard FileManager.default.fileExists(atPath: self.fileURL.path) else { return nil }
+        let data: Data
+        do { data = try Data(contentsOf: self.fileURL) } catch { throw SecureStoreError.failed("cannot read \(self.fileURL.lastPathComponent)") }
+        return try CredentialsFormat.decode(data)
+    }
+
+    /// Writes `credentials` atomically with mode 0600.
+    public func save(_ credentials: StoredCredentials) throws {
+        let directory = self.fileURL.deletingLastPathComponent()
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch { throw SecureStoreError.failed("cannot create \(directory.path)") }
+        let data = try CredentialsFormat.encode(credentials)
+        let temporaryPath = directory.appendingPathComponent(".\(self.fileURL.lastPathComponent).\(UUID().uuidString).tmp").path
+        let descriptor = open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        guard descriptor >= 0 else { throw SecureStoreError.failed("cannot create a file in \(directory.path)") }
+        let written = data.withUnsafeBytes { buffer in write(descriptor, buffer.baseAddress, buffer.count) }
+        let synced = fsync(descriptor)
+        close(descriptor)
+        guard written == data.count, synced == 0, rename(temporaryPath, self.fileURL.path) == 0 else {
+            unlink(temporaryPath)
+            throw SecureStoreError.failed("cannot write \(self.fileURL.lastPathComponent)")
+        }
+    }
+
+    /// Deletes the file.
+    public func removeAll() throws {
+        guard FileManager.default.fileExists(atPath: self.fileURL.path) else { return }
+        do { try FileManager.default.removeItem(at: self.fileURL) } catch { throw SecureStoreError.failed("cannot delete \(self.fileURL.lastPathComponent)") }
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+
+/// Where the SDK keeps the device identity and the session tokens.
+///
+/// Three implementations: ``KeychainStore`` (Apple platforms), ``FileSecureStore`` (Linux and command-line apps)
+/// and ``InMemorySecureStore`` (tests, previews). Calls are synchronous and short; the session actor serialises them.
+public protocol SecureStore: Sendable {
+    /// The stored credentials, or `nil` when nothing is stored.
+    func load() throws -> StoredCredentials?
+    /// Replaces what is stored with `credentials`.
+    func save(_ credentials: StoredCredentials) throws
+    /// Removes everything, device identity included.
+    func removeAll() throws
+}
+
+/// Why a ``SecureStore`` call failed. Messages contain no token or secret.
+public enum SecureStoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The store cannot be read right now (the Keychain is locked before first unlock, or unavailable).
+    /// Not the same as "signed out": try again later.
+    case unavailable(String)
+    /// What is stored cannot be read as credentials.
+    case corrupt
+    /// Any other failure.
+    case failed(String)
+
+    /// A sentence a person can read.
+    public var description: String {
+        switch self {
+        case .unavailable(let reason): "Secure storage is not available right now (\(reason))."
+        case .corrupt: "The stored credentials could not be read."
+        case .failed(let reason): "Secure storage failed: \(reason)."
+        }
+    }
+}
+
+/// A ``SecureStore`` in memory. Two sessions given the same instance share it, as two processes share a Keychain.
+public final class InMemorySecureStore: SecureStore {
+    private let stored: Locked<StoredCredentials?>
+
+    /// Creates a store holding `credentials`.
+    public init(_ credentials: StoredCredentials? = nil) { self.stored = Locked(credentials) }
+
+    /// The stored credentials.
+    public func load() throws -> StoredCredentials? { self.stored.withLock { $0 } }
+    /// Replaces the stored credentials.
+    public func save(_ credentials: StoredCredentials) throws { self.stored.withLock { $0 = credentials } }
+    /// Forgets everything.
+    public func removeAll() throws { self.stored.withLock { $0 = nil } }
+}

@@ -1,0 +1,78 @@
+import Foundation
+
+/// What the SDK keeps in a ``SecureStore``: the device identity and, when signed in, the session.
+///
+/// Its description, debug description and mirror name no token and no secret.
+public struct StoredCredentials: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// This install's device UUID.
+    public var deviceID: UUID
+    /// The secret the server returned when this device first registered; needed to register it again.
+    public var deviceSecret: String?
+    /// The current session, if any.
+    public var session: StoredSession?
+
+    /// Creates credentials.
+    public init(deviceID: UUID, deviceSecret: String? = nil, session: StoredSession? = nil) {
+        self.deviceID = deviceID
+        self.deviceSecret = deviceSecret
+        self.session = session
+    }
+
+    /// The device ID and whether a secret and a session are present; never their values.
+    public var description: String {
+        "StoredCredentials(device: \(self.deviceID), secret: \(self.deviceSecret == nil ? "none" : "<redacted>"), session: \(self.session.map(\.description) ?? "none"))"
+    }
+    /// Same as ``description``.
+    public var debugDescription: String { self.description }
+    /// A mirror that shows only ``description``.
+    public var customMirror: Mirror { Mirror(self, children: ["credentials": self.description]) }
+}
+
+/// What a stored session stands for.
+public enum SessionKind: String, Codable, Sendable, Equatable {
+    /// A session with a refresh token (device registration, access-code exchange).
+    case session
+    /// An access code used directly as the bearer (the Stori flow); no refresh token.
+    case accessCode = "access_code"
+    /// A short-lived guest token; no refresh token.
+    case guest
+    /// A token supplied by an external identity provider's SDK through a token provider; never stored.
+    case external
+}
+
+/// A session as kept in a ``SecureStore``. Its description names no token.
+public struct StoredSession: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// What the session stands for.
+    public var kind: SessionKind
+    /// The user ID (`sub`); for device users the lowercase device UUID.
+    public var userID: String
+    /// The server's session ID, when the session has one.
+    public var sessionID: String?
+    /// The bearer token.
+    public var accessToken: String
+    /// When the access token expires, by the SDK's clock.
+    public var accessTokenExpiresAt: Date
+    /// The refresh token, for sessions that have one.
+    public var refreshToken: String?
+
+    /// Creates a stored session.
+    public init(
+        kind: SessionKind, userID: String, sessionID: String? = nil, accessToken: String, accessTokenExpiresAt: Date, refreshToken: String? = nil
+    ) {
+        self.kind = kind
+        self.userID = userID
+        self.sessionID = sessionID
+        self.accessToken = accessToken
+        self.accessTokenExpiresAt = accessTokenExpiresAt
+        self.refreshToken = refreshToken
+    }
+
+    /// Kind, user and expiry; never a token.
+    public var description: String {
+        "StoredSession(\(self.kind.rawValue), user: \(self.userID), expires: \(self.accessTokenExpiresAt.timeIntervalSince1970), tokens: <redacted>)"
+    }
+    /// Same as ``description``.
+    public var debugDescription: String { self.description }
+    /// A mirror that shows only ``description``.
+    public var customMirror: Mirror { Mirror(self, children: ["session": self.description]) }
+}

@@ -1,0 +1,141 @@
+import ArgumentParser
+import Foundation
+import LatchkeyAPI
+import LatchkeyClient
+
+struct Status: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Restore the session as an app does at launch and show it (exit 3 when signed out).")
+    @OptionGroup var options: DeviceOptions
+
+    func run() async throws {
+        try await self.options.run { session in
+            let state = await session.bootstrap()
+            Output.print(Output.describe(state, deviceID: try? await session.deviceID()), json: self.options.json)
+            if !state.isSignedIn { throw ExitCode(state == .storeUnavailable ? 5 : 3) }
+        }
+    }
+}
+
+struct Register: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Register this device and start its session (POST /auth/register-device).")
+    @OptionGroup var options: DeviceOptions
+
+    func run() async throws {
+        try await self.options.run { session in
+            let signedIn = try await session.registerDevice()
+            Output.print(Output.describe(.signedIn(signedIn), deviceID: try await session.deviceID()), json: self.options.json)
+        }
+    }
+}
+
+struct Guest: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Start a guest session (POST /auth/guest with X-Device-ID).")
+    @OptionGroup var options: DeviceOptions
+
+    func run() async throws {
+        try await self.options.run { session in
+            let limitations = try await session.continueAsGuest()
+            var result = Output.describe(await session.state, deviceID: try await session.deviceID())
+            result["max_actions_per_day"] = limitations.maxActionsPerDay ?? NSNull()
+            result["features_disabled"] = limitations.featuresDisabled
+            Output.print(result, json: self.options.json)
+        }
+    }
+}
+
+struct Redeem: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check an access code with /validate-token and keep it as this app's bearer.",
+        discussion: "Register the user first (`latchkey-device call POST /api/v1/users/register --auth none --register-user`), then have support run `latchkey access-code issue --user-id <device id>`.")
+    @OptionGroup var options: DeviceOptions
+    @Argument(help: "The access code (a JWT).") var code: String
+    @Flag(help: "Trade the code for a session with a refresh token instead of using it directly.") var exchange = false
+    @Flag(help: "Accept a code for another user than this device.") var anyUser = false
+
+    func run() async throws {
+        try await self.options.run(configure: { $0.requireAccessCodeForThisDevice = !self.anyUser }) { session in
+            let signedIn = try await session.redeemAccessCode(self.code, exchange: self.exchange)
+            Output.print(Output.describe(.signedIn(signedIn), deviceID: try await session.deviceID()), json: self.options.json)
+        }
+    }
+}
+
+struct Me: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show the signed-in user's profile (GET /auth/me).")
+    @OptionGroup var options: DeviceOptions
+
+    func run() async throws {
+        try await self.options.run { session in
+            let response = try await session.send(.get("/api/v1/auth/me", auth: .bearer))
+            print(String(decoding: response.body, as: UTF8.self))
+        }
+    }
+}
+
+struct Refresh: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Refresh the session now (POST /auth/refresh).")
+    @OptionGroup var options: DeviceOptions
+
+    func run() async throws {
+        try await self.options.run { session in
+            let refreshed = try await session.refresh()
+            Output.print(Output.describe(.signedIn(refreshed), deviceID: try await session.deviceID()), json: self.options.json)
+        }
+    }
+}
+
+struct Call: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Send one request with an auth policy and print the response body.",
+        discussion: "--auth none: no credentials; bearer: Authorization only; device: X-Device-ID only (no JWT); guest: both.")
+    @OptionGroup var options: DeviceOptions
+    @Argument(help: "HTTP method, e.g. GET.") var method: String
+    @Argument(help: "Path on the server, e.g. /api/v1/users/me.") var path: String
+    @Option(help: "none, bearer, device or guest.") var auth: CallAuth = .bearer
+    @Option(help: "A JSON body.") var data: String?
+    @Flag(help: "Send this device's UUID as {\"user_id\": …} (for POST /api/v1/users/register).") var registerUser = false
+
+    enum CallAuth: String, ExpressibleByArgument, CaseIterable {
+        case none, bearer, device, guest
+        var policy: AuthPolicy {
+            switch self {
+            case .none: .none
+            case .bearer: .bearer
+            case .device: .deviceID
+            case .guest: .bearerAndDeviceID
+            }
+        }
+    }
+
+    func run() async throws {
+        try await self.options.run { session in
+            var body = self.data.map { Data($0.utf8) }
+            if self.registerUser { body = try JSONEncoder().encode(RegisterUserRequest(userID: try await session.deviceID().uuidString.lowercased())) }
+            let request = LatchkeyRequest(
+                method: self.method, path: self.path, headers: body == nil ? [:] : ["Content-Type": "application/json"], body: body,
+                auth: self.auth.policy)
+            let response = try await session.send(request)
+            if self.options.json {
+                let parsed = (try? JSONSerialization.jsonObject(with: response.body, options: [.fragmentsAllowed])) ?? String(decoding: response.body, as: UTF8.self)
+                Output.printJSON(["status": response.status, "body": parsed])
+            } else {
+                print(String(decoding: response.body, as: UTF8.self))
+            }
+        }
+    }
+}
+
+struct SignOut: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "signout", abstract: "Sign out here and revoke the session on the server.")
+    @OptionGroup var options: DeviceOptions
+    @Option(help: "local (this session) or global (every session of the user).") var scope: LogoutScope = .local
+
+    func run() async throws {
+        try await self.options.run { session in
+            try await session.signOut(scope: self.scope)
+            Output.print(["state": "signed_out"], json: self.options.json)
+        }
+    }
+}
+
+extension LogoutScope: ExpressibleByArgument {}

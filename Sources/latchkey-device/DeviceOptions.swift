@@ -1,0 +1,105 @@
+import ArgumentParser
+import Foundation
+import LatchkeyAPI
+import LatchkeyClient
+
+/// Options every command takes.
+struct DeviceOptions: ParsableArguments {
+    @Option(help: "The Latchkey server (env LATCHKEY_SERVER; default http://127.0.0.1:8080).")
+    var server: String?
+
+    @Option(help: "Directory holding this app's state (env LATCHKEY_DEVICE_STATE; default ~/.latchkey-device).")
+    var state: String?
+
+    @Flag(help: "Print JSON instead of text.")
+    var json = false
+
+    var stateDirectory: URL {
+        let path = self.state ?? ProcessInfo.processInfo.environment["LATCHKEY_DEVICE_STATE"]
+        if let path { return URL(fileURLWithPath: (path as NSString).expandingTildeInPath) }
+        return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".latchkey-device")
+    }
+
+    func validate() throws {
+        let server = self.server ?? ProcessInfo.processInfo.environment["LATCHKEY_SERVER"] ?? "http://127.0.0.1:8080"
+        guard let url = URL(string: server), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+            throw ValidationError("--server must be an http(s) URL, e.g. http://127.0.0.1:8080")
+        }
+    }
+
+    /// The app's session over the state directory.
+    func makeSession(_ configure: (inout LatchkeySession.Configuration) -> Void = { _ in }) -> LatchkeySession {
+        let server = self.server ?? ProcessInfo.processInfo.environment["LATCHKEY_SERVER"] ?? "http://127.0.0.1:8080"
+        let directory = self.stateDirectory
+        var configuration = LatchkeySession.Configuration(serverURL: URL(string: server)!)
+        configure(&configuration)
+        return LatchkeySession(
+            configuration: configuration,
+            secureStore: FileSecureStore(directory: directory),
+            defaults: FileKeyValueStore(fileURL: directory.appendingPathComponent("defaults.json")))
+    }
+
+    /// Runs `body` and turns SDK errors into a message and the documented exit code.
+    func run(
+        configure: (inout LatchkeySession.Configuration) -> Void = { _ in }, _ body: (LatchkeySession) async throws -> Void
+    ) async throws {
+        do {
+            try await body(self.makeSession(configure))
+        } catch let error as LatchkeyError {
+            if self.json {
+                Output.printJSON(["error": ["code": error.code?.rawValue ?? "client_error", "message": error.description]])
+            } else {
+                Output.error(error.description)
+            }
+            throw ExitCode(Self.exitCode(for: error))
+        }
+    }
+
+    static func exitCode(for error: LatchkeyError) -> Int32 {
+        switch error {
+        case .notSignedIn, .sessionExpired, .unauthorized, .invalidDeviceSecret, .invalidAccessCode, .accessCodeForAnotherDevice: 3
+        case .rateLimited: 4
+        case .offline, .server, .storeUnavailable, .invalidResponse: 5
+        case .rejected, .missingDeviceID: 1
+        }
+    }
+}
+
+enum Output {
+    static func printJSON(_ value: Any) {
+        guard let data = try? JSONSerialization.data(withJSONObject: value, options: [.prettyPrinted, .sortedKeys]) else { return }
+        Swift.print(String(decoding: data, as: UTF8.self))
+    }
+
+    static func error(_ message: String) {
+        FileHandle.standardError.write(Data("error: \(message)\n".utf8))
+    }
+
+    /// The session as a dictionary (no token).
+    static func describe(_ state: AuthState, deviceID: UUID?) -> [String: Any] {
+        var result: [String: Any] = ["state": Self.name(of: state)]
+        if let deviceID { result["device_id"] = deviceID.uuidString.lowercased() }
+        if case .signedIn(let session) = state {
+            result["user_id"] = session.userID
+            result["kind"] = session.kind.rawValue
+            if let expiresAt = session.expiresAt { result["expires_at"] = ISO8601DateFormatter().string(from: expiresAt) }
+        }
+        return result
+    }
+
+    static func name(of state: AuthState) -> String {
+        switch state {
+        case .restoring: "restoring"
+        case .signedOut: "signed_out"
+        case .signedIn: "signed_in"
+        case .sessionExpired: "session_expired"
+        case .storeUnavailable: "store_unavailable"
+        }
+    }
+
+    /// Prints `dictionary` as JSON, or as `key: value` lines.
+    static func print(_ dictionary: [String: Any], json: Bool) {
+        if json { return Self.printJSON(dictionary) }
+        for key in dictionary.keys.sorted() { Swift.print("\(key): \(dictionary[key]!)") }
+    }
+}

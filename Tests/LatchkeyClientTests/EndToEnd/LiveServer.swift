@@ -1,0 +1,98 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import LatchkeyAPI
+import LatchkeyClient
+import LatchkeyServer
+import Logging
+
+/// A Latchkey server on an ephemeral 127.0.0.1 port over a fresh SQLite file, with a manual clock, plus one extra
+/// route (`GET /api/v1/assets/echo`) that records the credentials each request carried, as an app's asset backend would see them.
+struct LiveServer: Sendable {
+    let services: LatchkeyServices
+    let clock: ManualClock
+    let url: URL
+    let seen: SeenHeaders
+
+    static func run(_ body: @Sendable (LiveServer) async throws -> Void) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-client-e2e-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var configuration = LatchkeyConfiguration()
+        configuration.database = directory.appendingPathComponent("latchkey.sqlite").path
+        configuration.publicURL = "http://latchkey.test"
+        configuration.masterKey = Data(repeating: 7, count: 32).base64EncodedString()
+        configuration.port = 0
+        var logger = Logger(label: "latchkey-client-e2e")
+        logger.logLevel = .critical
+        let clock = ManualClock()
+        let services = try await LatchkeyServices.open(configuration: configuration, clock: clock, recordIssuer: true, logger: logger)
+        let seen = SeenHeaders()
+        let router = buildRouter(services: services)
+        router.get("api/v1/assets/echo") { request, _ -> String in
+            seen.record(authorization: request.headers[.authorization], deviceID: request.headers[HTTPField.Name(LatchkeyHeader.deviceID)!])
+            return "ok"
+        }
+        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: logger)
+        do {
+            try await app.test(.live) { client in
+                let url = URL(string: "http://127.0.0.1:\(client.port!)")!
+                try await body(LiveServer(services: services, clock: clock, url: url, seen: seen))
+            }
+        } catch {
+            await services.close()
+            try? FileManager.default.removeItem(at: directory)
+            throw error
+        }
+        await services.close()
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+/// The credentials requests to the echo route carried.
+final class SeenHeaders: @unchecked Sendable {
+    struct Seen: Equatable {
+        var authorization: String?
+        var deviceID: String?
+    }
+    private let lock = NSLock()
+    private var seen: [Seen] = []
+
+    func record(authorization: String?, deviceID: String?) { self.lock.withLock { self.seen.append(Seen(authorization: authorization, deviceID: deviceID)) } }
+    var last: Seen? { self.lock.withLock { self.seen.last } }
+}
+
+/// URLSession, with every request path counted.
+final class CountingTransport: HTTPTransport, @unchecked Sendable {
+    private let inner = URLSessionTransport()
+    private let lock = NSLock()
+    private var paths: [String] = []
+
+    func send(_ request: TransportRequest) async throws -> TransportResponse {
+        self.lock.withLock { self.paths.append(request.url.path) }
+        return try await self.inner.send(request)
+    }
+
+    func count(_ path: String) -> Int { self.lock.withLock { self.paths.filter { $0 == path }.count } }
+}
+
+/// One installed app's persistent state (its Keychain and UserDefaults) and clock; each `launch()` is a new process.
+struct AppInstall {
+    let store = InMemorySecureStore()
+    let defaults = InMemoryKeyValueStore()
+    let clock = ManualLatchkeyClock()
+    let transport = CountingTransport()
+    let server: LiveServer
+
+    func launch(_ configure: (inout LatchkeySession.Configuration) -> Void = { _ in }) -> LatchkeySession {
+        var configuration = LatchkeySession.Configuration(serverURL: self.server.url)
+        configure(&configuration)
+        return LatchkeySession(configuration: configuration, secureStore: self.store, defaults: self.defaults, transport: self.transport, clock: self.clock)
+    }
+
+    /// Moves both the server's and the app's clocks.
+    func advance(by seconds: TimeInterval) {
+        self.server.clock.advance(by: seconds)
+        self.clock.advance(by: seconds)
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import LatchkeyClient
+import Testing
+
+@Suite struct SecureStoreTests {
+    let credentials = StoredCredentials(
+        deviceID: UUID(), deviceSecret: "s3cret",
+        session: StoredSession(
+            kind: .session, userID: "u", sessionID: "sid", accessToken: "tok", accessTokenExpiresAt: Date(timeIntervalSince1970: 1_800_000_900),
+            refreshToken: "ref"))
+
+    func temporaryDirectory() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-client-\(UUID().uuidString)")
+    }
+
+    @Test func fileStoreRoundTripsWithMode0600AndLeavesNoTemporaryFile() throws {
+        let directory = self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = FileSecureStore(directory: directory)
+        #expect(try store.load() == nil)
+        try store.save(self.credentials)
+        try store.save(self.credentials)
+        #expect(try store.load() == self.credentials)
+        let attributes = try FileManager.default.attributesOfItem(atPath: store.fileURL.path)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["credentials.json"])
+        try store.removeAll()
+        #expect(try store.load() == nil)
+    }
+
+    @Test func versionOneDocumentIsRead() throws {
+        let json = """
+            {"format":1,"device_id":"0B9F6B3C-2F41-4C39-9A37-5B1C0E4D8A11","device_secret":"s","session":{"kind":"session","user_id":"u",
+            "access_token":"a","access_token_expires_at":1800000900,"refresh_token":"r"}}
+            """
+        let decoded = try CredentialsFormat.decode(Data(json.utf8))
+        #expect(decoded.deviceID == UUID(uuidString: "0b9f6b3c-2f41-4c39-9a37-5b1c0e4d8a11"))
+        #expect(decoded.session?.refreshToken == "r")
+    }
+
+    @Test func newerFormatWithUnknownFieldsKeepsTheSession() throws {
+        let json = """
+            {"format":7,"device_id":"0b9f6b3c-2f41-4c39-9a37-5b1c0e4d8a11","something_new":{"x":1},
+            "session":{"kind":"session","user_id":"u","access_token":"a","access_token_expires_at":1800000900,"refresh_token":"r","scopes":["x"]}}
+            """
+        #expect(try CredentialsFormat.decode(Data(json.utf8)).session?.accessToken == "a")
+    }
+
+    @Test func aSessionOfAnUnknownKindIsDroppedButTheDeviceKept() throws {
+        let json = """
+            {"format":2,"device_id":"0b9f6b3c-2f41-4c39-9a37-5b1c0e4d8a11","device_secret":"s",
+            "session":{"kind":"passkey","user_id":"u","access_token":"a","access_token_expires_at":1}}
+            """
+        let decoded = try CredentialsFormat.decode(Data(json.utf8))
+        #expect(decoded.session == nil)
+        #expect(decoded.deviceSecret == "s")
+    }
+
+    @Test func garbageIsCorrupt() {
+        #expect(throws: SecureStoreError.corrupt) { try CredentialsFormat.decode(Data("not json".utf8)) }
+    }
+
+    @Test func keychainStoreAddsThenUpdatesAnItemReadableAfterFirstUnlockOnThisDeviceOnly() throws {
+        let keychain = InMemoryKeychain()
+        let store = KeychainStore(service: "com.example", access: keychain)
+        #expect(try store.load() == nil)
+        try store.save(self.credentials)
+        var changed = self.credentials
+        changed.session = nil
+        try store.save(changed)
+        #expect(try store.load() == changed)
+        #expect(keychain.calls == ["copy", "add", "add", "update", "copy"])
+        #expect(keychain.items.values.map(\.accessibility) == [.afterFirstUnlockThisDeviceOnly])
+        try store.removeAll()
+        try store.removeAll()
+        #expect(try store.load() == nil)
+    }
+
+    @Test func aLockedKeychainIsUnavailableNotEmpty() throws {
+        let keychain = InMemoryKeychain()
+        let store = KeychainStore(service: "com.example", access: keychain)
+        try store.save(self.credentials)
+        keychain.locked = true
+        #expect(throws: SecureStoreError.self) { try store.load() }
+        do {
+            _ = try store.load()
+        } catch let error as SecureStoreError {
+            guard case .unavailable = error else { Issue.record("expected unavailable, got \(error)"); return }
+        }
+        #expect(throws: SecureStoreError.self) { try store.save(self.credentials) }
+    }
+
+    @Test func aLockedKeychainAtLaunchIsReportedAsUnavailableNotSignedOut() async throws {
+        let keychain = InMemoryKeychain()
+        let store = KeychainStore(service: "com.example", access: keychain)
+        try store.save(self.credentials)
+        keychain.locked = true
+        let transport = StubTransport { _ in TransportResponse(status: 500) }
+        let session = LatchkeySession(
+            configuration: .init(serverURL: Fixture.serverURL), secureStore: store, defaults: InMemoryKeyValueStore(), transport: transport,
+            clock: ManualLatchkeyClock())
+        #expect(await session.bootstrap() == .storeUnavailable)
+        keychain.locked = false
+        #expect(try store.load()?.session != nil)  // nothing was lost
+    }
+}
+
+/// The `SecItem` calls in memory, with a switch that makes the Keychain "locked".
+final class InMemoryKeychain: KeychainItemAccess, @unchecked Sendable {
+    private let lock = NSLock()
+    private var storage: [String: KeychainItem] = [:]
+    private var log: [String] = []
+    private var isLocked = false
+
+    var locked: Bool {
+        get { self.lock.withLock { self.isLocked } }
+        set { self.lock.withLock { self.isLocked = newValue } }
+    }
+    var items: [String: KeychainItem] { self.lock.withLock { self.storage } }
+    var calls: [String] { self.lock.withLock { self.log } }
+
+    func add(_ item: KeychainItem) -> KeychainStatus {
+        self.lock.withLock {
+            self.log.append("add")
+            if self.isLocked { return .interactionNotAllowed }
+            let key = item.service + "/" + item.account
+            if self.storage[key] != nil { return .duplicateItem }
+            self.storage[key] = item
+            return .success
+        }
+    }
+
+    func update(service: String, account: String, data: Data) -> KeychainStatus {
+        self.lock.withLock {
+            self.log.append("update")
+            if self.isLocked { return .interactionNotAllowed }
+            guard self.storage[service + "/" + account] != nil else { return .itemNotFound }
+            self.storage[service + "/" + account]?.data = data
+            return .success
+        }
+    }
+
+    func copyData(service: String, account: String) -> (status: KeychainStatus, data: Data?) {
+        self.lock.withLock {
+            self.log.append("copy")
+            if self.isLocked { return (.interactionNotAllowed, nil) }
+            guard let item = self.storage[service + "/" + account] else { return (.itemNotFound, nil) }
+            return (.success, item.data)
+        }
+    }
+
+    func delete(service: String, account: String) -> KeychainStatus {
+        self.lock.withLock {
+            self.log.append("delete")
+            if self.isLocked { return .interactionNotAllowed }
+            return self.storage.removeValue(forKey: service + "/" + account) == nil ? .itemNotFound : .success
+        }
+    }
+}
