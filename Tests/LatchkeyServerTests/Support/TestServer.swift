@@ -53,6 +53,7 @@ struct TestServer: Sendable {
     /// Runs `body` against this server through `transport`, then closes the database.
     func test<T: Sendable>(_ transport: Transport, _ body: @Sendable (any TestClientProtocol) async throws -> T) async throws -> T {
         let app = buildApplication(services: self.services, logger: self.logger)
+        defer { try? FileManager.default.removeItem(at: self.directory) }
         do {
             let result = try await app.test(transport.setup, body)
             await self.services.close()
