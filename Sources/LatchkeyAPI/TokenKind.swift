@@ -14,6 +14,8 @@ public enum UserKind: String, Codable, Sendable, CaseIterable {
     case device
     /// Created by an identity provider (Sign in with Apple, OIDC); the user ID is a fresh UUID.
     case federated
+    /// A guest token's holder: nothing is stored; the ID is the device UUID from `X-Device-ID`.
+    case guest
 }
 
 /// Which sessions `POST /api/v1/auth/logout` ends.

@@ -30,7 +30,7 @@ extension LatchkeySession {
     @discardableResult
     public func continueAsGuest() async throws -> GuestLimitations {
         let response = try await self.send(LatchkeyRequest(method: "POST", path: "/api/v1/auth/guest", auth: .deviceID))
-        guard let guest = try? JSONDecoder().decode(GuestTokenResponse.self, from: response.body) else { throw LatchkeyError.invalidResponse }
+        guard let guest = try? JSONDecoder().decode(GuestSessionResponse.self, from: response.body) else { throw LatchkeyError.invalidResponse }
         let deviceID = try self.deviceID().uuidString.lowercased()
         let userID = UnverifiedJWT.subject(of: guest.accessToken) ?? deviceID
         let session = StoredSession(

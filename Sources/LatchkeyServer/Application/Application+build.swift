@@ -17,6 +17,7 @@ public func buildRouter(services: LatchkeyServices) -> Router<LatchkeyRequestCon
     HealthRoutes(database: services.database).add(to: api)
     UserRoutes(users: services.users, maxBodySize: limit).add(public: api, authenticated: authenticated)
     DeviceRoutes(devices: services.devices, maxBodySize: limit).add(to: api)
+    GuestRoutes(guests: services.guests).add(to: api)
     SessionRoutes(sessions: services.sessions, maxBodySize: limit).add(public: api, authenticated: authenticated)
     TokenRoutes(verifier: services.verifier).add(to: api)
     AccessCodeRoutes(accessCodes: services.accessCodes, maxBodySize: limit).add(to: api)

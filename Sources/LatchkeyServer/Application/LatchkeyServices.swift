@@ -14,6 +14,7 @@ public struct LatchkeyServices: Sendable {
     public let devices: DeviceService
     public let users: UserService
     public let accessCodes: AccessCodeService
+    public let guests: GuestService
     public let metrics: LatchkeyMetrics
     /// Applies revocations made by other processes to this process's verification cache.
     public let revocations: RevocationFeed
@@ -72,6 +73,7 @@ public struct LatchkeyServices: Sendable {
             accessCodes: AccessCodeService(
                 store: store, users: store, tokens: issuerService, verifier: verifier, sessions: sessions, cache: cache,
                 defaultLifetime: configuration.tokens.accessCodeLifetime, clock: clock),
+            guests: GuestService(tokens: issuerService, lifetime: configuration.tokens.guestLifetime, limitations: configuration.guestLimitations),
             metrics: metrics, revocations: revocations, issuer: issuer)
     }
 

@@ -13,6 +13,8 @@ import Logging
 /// - `master-key` (`LATCHKEY_MASTER_KEY`, secret): base64 of 32 bytes; default: a key file beside the database
 /// - `tokens.session-lifetime`, `tokens.guest-lifetime`, `tokens.access-code-lifetime`, `tokens.refresh-lifetime`,
 ///   `tokens.refresh-grace` (seconds; defaults 900, 900, 2592000, 2592000, 10)
+/// - `guest.max-actions-per-day` (default 5), `guest.features-disabled` (comma-separated, default none): the
+///   `limitations` a guest token's response reports
 /// - `http.max-body-size` (bytes, default 65536)
 /// - `cache.capacity` (entries, default 100000), `cache.ceiling` (seconds a verified token is trusted without
 ///   looking at the database again, default 60)
@@ -28,6 +30,8 @@ public struct LatchkeyConfiguration: Sendable {
     /// Base64 of 32 bytes; nil means "use the key file beside the database".
     public var masterKey: String?
     public var tokens = TokenPolicy()
+    /// What `POST /api/v1/auth/guest` reports as the guest's limitations.
+    public var guestLimitations = GuestLimitations(maxActionsPerDay: 5, featuresDisabled: [])
     public var maxBodySize: Int = 64 * 1024
     public var verificationCacheCapacity: Int = 100_000
     public var verificationCacheCeiling: TimeInterval = 60
@@ -49,6 +53,9 @@ public struct LatchkeyConfiguration: Sendable {
         self.audience = reader.string(forKey: "audience", default: defaults.audience)
         self.masterKey = reader.string(forKey: "master-key", isSecret: true)
         self.tokens = TokenPolicy(reader: reader.scoped(to: "tokens"))
+        self.guestLimitations = GuestLimitations(
+            maxActionsPerDay: reader.int(forKey: "guest.max-actions-per-day", default: defaults.guestLimitations.maxActionsPerDay ?? 5),
+            featuresDisabled: reader.stringArray(forKey: "guest.features-disabled", default: defaults.guestLimitations.featuresDisabled))
         self.maxBodySize = reader.int(forKey: "http.max-body-size", default: defaults.maxBodySize)
         self.verificationCacheCapacity = reader.int(forKey: "cache.capacity", default: defaults.verificationCacheCapacity)
         self.verificationCacheCeiling = reader.double(forKey: "cache.ceiling", default: defaults.verificationCacheCeiling)

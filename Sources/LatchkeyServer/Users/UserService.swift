@@ -14,6 +14,12 @@ public struct UserService: Sendable {
 
     /// The profile of the token's user.
     public func profile(for token: VerifiedToken) async throws -> UserProfile {
+        if token.kind == .guest {
+            // A guest is not stored: the profile is what the token says.
+            return UserProfile(
+                userID: token.userID, kind: .guest, createdAt: Date(timeIntervalSince1970: TimeInterval(token.claims.issuedAt)),
+                tokenKind: .guest, sessionID: nil, identities: [], devices: [])
+        }
         // The account was deleted (perhaps by another process): its tokens are no longer credentials.
         guard let (user, devices, identities) = try await self.store.profile(ofUser: token.userID) else { throw TokenRejection.revoked }
         return UserProfile(

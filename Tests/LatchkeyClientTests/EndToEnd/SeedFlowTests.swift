@@ -113,4 +113,28 @@ import Testing
             #expect(try app.store.load()?.session == nil)  // the provider's token is never stored
         }
     }
+
+    /// Seed 003 (hairstyle app): continue as guest → guest requests carry the bearer and X-Device-ID → a relaunch
+    /// restores the guest → once the token is within the 5-minute clock-skew buffer of expiry, launch clears it.
+    @Test func hairstyleGuest() async throws {
+        try await LiveServer.run { server in
+            let app = AppInstall(server: server)
+            let session = app.launch()
+            let limitations = try await session.continueAsGuest()
+            #expect(limitations.maxActionsPerDay == 5)
+            let deviceID = try await session.deviceID().uuidString.lowercased()
+            let guestToken = try #require(try app.store.load()?.session?.accessToken)
+            #expect(try await session.currentUser().kind == .guest)
+
+            _ = try await session.send(.get("/api/v1/assets/echo", auth: .bearerAndDeviceID))
+            #expect(server.seen.last == SeenHeaders.Seen(authorization: "Bearer \(guestToken)", deviceID: deviceID))
+
+            app.advance(by: 500)  // 400 s left: outside the 300 s skew buffer
+            #expect(await app.launch().bootstrap().isSignedIn)
+            app.advance(by: 101)  // 299 s left: inside the buffer, and a guest token cannot be refreshed
+            #expect(await app.launch().bootstrap() == .signedOut)
+            #expect(try app.store.load()?.session == nil)
+            #expect(app.transport.count("/api/v1/auth/refresh") == 0)
+        }
+    }
 }

@@ -1,5 +1,3 @@
-import Foundation
-
 /// What a guest may not do, as `POST /api/v1/auth/guest` reports it.
 public struct GuestLimitations: Codable, Sendable, Equatable {
     /// Successful actions a guest device may make per day.
@@ -12,7 +10,6 @@ public struct GuestLimitations: Codable, Sendable, Equatable {
         case featuresDisabled = "features_disabled"
     }
 
-    /// Creates limitations.
     public init(maxActionsPerDay: Int? = nil, featuresDisabled: [String] = []) {
         self.maxActionsPerDay = maxActionsPerDay
         self.featuresDisabled = featuresDisabled
@@ -26,29 +23,26 @@ public struct GuestLimitations: Codable, Sendable, Equatable {
     }
 }
 
-/// `POST /api/v1/auth/guest`: `{access_token, token_type, expires_in, limitations}`; no refresh token.
-struct GuestTokenResponse: Decodable {
-    var accessToken: String
-    var expiresIn: Int
-    var limitations: GuestLimitations?
+/// `POST /api/v1/auth/guest`: a short-lived guest access token; there is no refresh token.
+public struct GuestSessionResponse: Codable, Sendable {
+    public var accessToken: String
+    /// Always `Bearer`.
+    public var tokenType: String
+    /// Seconds until the token expires.
+    public var expiresIn: Int
+    public var limitations: GuestLimitations?
 
     enum CodingKeys: String, CodingKey {
         case accessToken = "access_token"
+        case tokenType = "token_type"
         case expiresIn = "expires_in"
         case limitations
     }
-}
 
-/// Reads the `sub` claim of a JWT without verifying it (the server verifies; the SDK only needs to know whose it is).
-enum UnverifiedJWT {
-    static func subject(of token: String) -> String? {
-        let parts = token.split(separator: ".")
-        guard parts.count == 3 else { return nil }
-        var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        guard let data = Data(base64Encoded: base64),
-            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
-        else { return nil }
-        return object["sub"] as? String
+    public init(accessToken: String, expiresIn: Int, limitations: GuestLimitations) {
+        self.accessToken = accessToken
+        self.tokenType = "Bearer"
+        self.expiresIn = expiresIn
+        self.limitations = limitations
     }
 }
