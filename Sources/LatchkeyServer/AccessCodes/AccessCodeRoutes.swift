@@ -5,12 +5,17 @@ import LatchkeyAPI
 struct AccessCodeRoutes {
     let accessCodes: AccessCodeService
     let maxBodySize: Int
+    let limiter: RateLimiter
+    let limits: AbuseLimits
 
     func add(to router: RouterGroup<LatchkeyRequestContext>) {
-        router.post("auth/access-code/exchange") { request, _ in
-            var request = request
-            let body = try await request.decodeJSON(as: AccessCodeExchangeRequest.self, limit: self.maxBodySize)
-            return try jsonResponse(try await self.accessCodes.exchange(code: body.accessCode))
+        router.post("auth/access-code/exchange") { request, context in
+            let client = context.clientIP(of: request, trustedProxies: self.limits.trustedProxies)
+            return try await self.limiter.limiting(self.limits.accessCodeExchange, key: client) {
+                var request = request
+                let body = try await request.decodeJSON(as: AccessCodeExchangeRequest.self, limit: self.maxBodySize)
+                return try jsonResponse(try await self.accessCodes.exchange(code: body.accessCode))
+            }
         }
     }
 }

@@ -11,16 +11,17 @@ public func buildRouter(services: LatchkeyServices) -> Router<LatchkeyRequestCon
     router.add(middleware: RequestLogMiddleware(metrics: services.metrics))
     router.add(middleware: ErrorMiddleware())
     let limit = services.configuration.maxBodySize
+    let (limiter, limits) = (services.rateLimiter, services.configuration.limits)
     let api = router.group("api/v1")
     let authenticated = router.group("api/v1").add(middleware: BearerAuthenticator(verifier: services.verifier))
 
     HealthRoutes(database: services.database).add(to: api)
     UserRoutes(users: services.users, maxBodySize: limit).add(public: api, authenticated: authenticated)
-    DeviceRoutes(devices: services.devices, maxBodySize: limit).add(to: api)
-    GuestRoutes(guests: services.guests).add(to: api)
-    SessionRoutes(sessions: services.sessions, maxBodySize: limit).add(public: api, authenticated: authenticated)
+    DeviceRoutes(devices: services.devices, maxBodySize: limit, limiter: limiter, limits: limits).add(to: api)
+    GuestRoutes(guests: services.guests, limiter: limiter, limits: limits).add(to: api)
+    SessionRoutes(sessions: services.sessions, maxBodySize: limit, limiter: limiter, limits: limits).add(public: api, authenticated: authenticated)
     TokenRoutes(verifier: services.verifier).add(to: api)
-    AccessCodeRoutes(accessCodes: services.accessCodes, maxBodySize: limit).add(to: api)
+    AccessCodeRoutes(accessCodes: services.accessCodes, maxBodySize: limit, limiter: limiter, limits: limits).add(to: api)
     DiscoveryRoutes(keyRing: services.keyRing, issuer: services.issuer).add(to: router)
     OperationsRoutes(metrics: services.metrics).add(to: router)
     return router

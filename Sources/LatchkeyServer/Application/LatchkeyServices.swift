@@ -15,6 +15,7 @@ public struct LatchkeyServices: Sendable {
     public let users: UserService
     public let accessCodes: AccessCodeService
     public let guests: GuestService
+    public let rateLimiter: RateLimiter
     public let metrics: LatchkeyMetrics
     /// Applies revocations made by other processes to this process's verification cache.
     public let revocations: RevocationFeed
@@ -74,6 +75,7 @@ public struct LatchkeyServices: Sendable {
                 store: store, users: store, tokens: issuerService, verifier: verifier, sessions: sessions, cache: cache,
                 defaultLifetime: configuration.tokens.accessCodeLifetime, clock: clock),
             guests: GuestService(tokens: issuerService, lifetime: configuration.tokens.guestLifetime, limitations: configuration.guestLimitations),
+            rateLimiter: RateLimiter(store: store, clock: clock),
             metrics: metrics, revocations: revocations, issuer: issuer)
     }
 

@@ -6,11 +6,15 @@ import LatchkeyAPI
 /// `POST /api/v1/auth/guest` with `X-Device-ID`: a guest token and the guest's limitations.
 struct GuestRoutes {
     let guests: GuestService
+    let limiter: RateLimiter
+    let limits: AbuseLimits
 
     func add(to router: RouterGroup<LatchkeyRequestContext>) {
-        router.post("auth/guest") { request, _ in
-            let deviceID = try request.requireDeviceID()
-            return try jsonResponse(try await self.guests.start(deviceID: deviceID), status: .created)
+        router.post("auth/guest") { request, context in
+            try await self.limiter.limiting(self.limits.guest, key: context.clientIP(of: request, trustedProxies: self.limits.trustedProxies)) {
+                let deviceID = try request.requireDeviceID()
+                return try jsonResponse(try await self.guests.start(deviceID: deviceID), status: .created)
+            }
         }
     }
 }

@@ -14,6 +14,8 @@ public struct APIError: HTTPResponseError, CustomStringConvertible {
     /// A body other than the plain envelope (validate-token answers `{"valid": false, "error": …}`).
     var body: (any Encodable & Sendable)?
     var credentialPresented = true
+    /// Headers the response carries besides the content type (rate-limit headers).
+    var extraHeaders: HTTPFields = [:]
 
     public init(_ status: HTTPResponse.Status, _ code: ErrorCode, _ message: String) {
         self.status = status
@@ -34,6 +36,7 @@ public struct APIError: HTTPResponseError, CustomStringConvertible {
                 ? #"Bearer realm="latchkey", error="invalid_token", error_description="\#(self.message.replacingOccurrences(of: "\"", with: "'"))""#
                 : #"Bearer realm="latchkey""#
         }
+        headers.append(contentsOf: self.extraHeaders)
         return Response(status: self.status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 

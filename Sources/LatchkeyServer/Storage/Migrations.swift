@@ -62,7 +62,16 @@ enum Migrations {
                     seq INTEGER PRIMARY KEY, scope TEXT NOT NULL, value TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL)
                 """,
             ]
-        )
+        ),
+        (
+            2,
+            [
+                """
+                CREATE TABLE rate_limit_hits (
+                    bucket TEXT NOT NULL, at DOUBLE PRECISION NOT NULL, id TEXT NOT NULL, PRIMARY KEY (bucket, at, id)) {clustered}
+                """
+            ]
+        ),
     ]
 
     /// Applies every migration not yet recorded, each in its own transaction.

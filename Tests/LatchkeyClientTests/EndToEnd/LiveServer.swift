@@ -23,6 +23,7 @@ struct LiveServer: Sendable {
         configuration.publicURL = "http://latchkey.test"
         configuration.masterKey = Data(repeating: 7, count: 32).base64EncodedString()
         configuration.port = 0
+        configuration.limits = .off
         var logger = Logger(label: "latchkey-client-e2e")
         logger.logLevel = .critical
         let clock = ManualClock()

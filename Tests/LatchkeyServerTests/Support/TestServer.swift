@@ -38,6 +38,7 @@ struct TestServer: Sendable {
         configuration.publicURL = Self.issuer
         configuration.masterKey = Self.masterKey
         configuration.port = 0
+        configuration.limits = .off  // tests of limits configure their own
         configure(&configuration)
         let logger = logger ?? Self.quietLogger
         let services = try await LatchkeyServices.open(configuration: configuration, clock: clock, recordIssuer: true, logger: logger)

@@ -1,0 +1,62 @@
+import Configuration
+import Foundation
+
+/// One limit: at most `limit` requests per rolling `window` seconds per key.
+///
+/// A `limit` of 0 switches the policy off.
+public struct RateLimitPolicy: Sendable, Equatable {
+    /// Named in bucket keys and logs.
+    public var name: String
+    public var limit: Int
+    /// Seconds; the window rolls (a hit stops counting `window` seconds after it was made).
+    public var window: TimeInterval
+
+    public init(name: String, limit: Int, window: TimeInterval) {
+        self.name = name
+        self.limit = limit
+        self.window = window
+    }
+
+    var isEnabled: Bool { self.limit > 0 && self.window > 0 }
+
+    /// Reads `<name>.limit` and `<name>.window` under `reader`, defaulting to this policy's values.
+    func reading(_ reader: ConfigReader) -> RateLimitPolicy {
+        RateLimitPolicy(
+            name: self.name, limit: reader.int(forKey: ConfigKey([self.name, "limit"]), default: self.limit),
+            window: reader.double(forKey: ConfigKey([self.name, "window"]), default: self.window))
+    }
+}
+
+/// Abuse limits on the identity endpoints, and which proxies may say who the client is.
+///
+/// Keys (under `limits.`): `register-device.limit`/`.window` (default 30 per 3600 s per client IP),
+/// `guest.*` (30 per 3600 s per client IP — Supabase's default for anonymous sign-ins),
+/// `access-code-exchange.*` (30 per 300 s per client IP), `refresh.*` (30 per 300 s per session: many phones
+/// share one carrier IP), `trusted-proxies` (comma-separated IP addresses whose `X-Forwarded-For` is believed).
+/// Every attempt counts, whatever its answer.
+public struct AbuseLimits: Sendable, Equatable {
+    public var registerDevice = RateLimitPolicy(name: "register-device", limit: 30, window: 3600)
+    public var guest = RateLimitPolicy(name: "guest", limit: 30, window: 3600)
+    public var accessCodeExchange = RateLimitPolicy(name: "access-code-exchange", limit: 30, window: 300)
+    public var refresh = RateLimitPolicy(name: "refresh", limit: 30, window: 300)
+    /// Peers whose `X-Forwarded-For` header names the client; nobody else's is believed.
+    public var trustedProxies: Set<String> = []
+
+    public init() {}
+
+    /// No abuse limits at all (benchmarks, tests of other features).
+    public static var off: AbuseLimits {
+        var limits = AbuseLimits()
+        for keyPath in [\AbuseLimits.registerDevice, \.guest, \.accessCodeExchange, \.refresh] { limits[keyPath: keyPath].limit = 0 }
+        return limits
+    }
+
+    init(reader: ConfigReader) {
+        let defaults = Self()
+        self.registerDevice = defaults.registerDevice.reading(reader)
+        self.guest = defaults.guest.reading(reader)
+        self.accessCodeExchange = defaults.accessCodeExchange.reading(reader)
+        self.refresh = defaults.refresh.reading(reader)
+        self.trustedProxies = Set(reader.stringArray(forKey: "trusted-proxies", default: []))
+    }
+}

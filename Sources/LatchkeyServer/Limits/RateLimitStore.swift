@@ -1,0 +1,44 @@
+import Foundation
+import SQLKit
+
+/// The answer to one rate-limited request.
+public enum RateLimitDecision: Sendable, Equatable {
+    /// Counted; `remaining` more fit in the window, which frees its oldest hit at `resetAt`.
+    case allowed(hitID: String, remaining: Int, resetAt: Date)
+    /// Over the limit until `resetAt`.
+    case denied(resetAt: Date)
+}
+
+/// Hits per bucket in a rolling window, in the database so that every server process shares them.
+public protocol RateLimitStore: Sendable {
+    /// Counts a hit in `bucket` unless `limit` hits are already in the window ending `now`; atomic, so
+    /// concurrent requests can never exceed the limit.
+    func recordHit(bucket: String, limit: Int, window: TimeInterval, now: Date) async throws -> RateLimitDecision
+    /// Takes back a hit (a request that should not count after all).
+    func removeHit(bucket: String, hitID: String) async throws
+}
+
+extension SQLLatchkeyStore: RateLimitStore {
+    public func recordHit(bucket: String, limit: Int, window: TimeInterval, now: Date) async throws -> RateLimitDecision {
+        try await self.database.transaction { sql in
+            // Hits that left the window go first, so the table holds at most `limit` rows per bucket.
+            try await sql.raw("DELETE FROM rate_limit_hits WHERE bucket = \(bind: bucket) AND at <= \(bind: (now - window).stored)").run()
+            let row = try await sql.raw("SELECT COUNT(*) AS hits, MIN(at) AS oldest FROM rate_limit_hits WHERE bucket = \(bind: bucket)")
+                .first()
+            let hits = try row?.decode(column: "hits", as: Int.self) ?? 0
+            let oldest = try row?.optionalDate("oldest") ?? now
+            guard hits < limit else { return .denied(resetAt: oldest + window) }
+            let hitID = UUID().uuidString.lowercased()
+            try await sql.raw(
+                "INSERT INTO rate_limit_hits (bucket, at, id) VALUES (\(bind: bucket), \(bind: now.stored), \(bind: hitID))"
+            ).run()
+            return .allowed(hitID: hitID, remaining: limit - hits - 1, resetAt: oldest + window)
+        }
+    }
+
+    public func removeHit(bucket: String, hitID: String) async throws {
+        try await self.database.transaction { sql in
+            try await sql.raw("DELETE FROM rate_limit_hits WHERE bucket = \(bind: bucket) AND id = \(bind: hitID)").run()
+        }
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import LatchkeyAPI
+import NIOCore
+
+extension RateLimiter {
+    /// Runs `body` if `key` is within `policy`, with `X-RateLimit-Limit/Remaining/Reset` on the answer
+    /// (success or error); over the limit, answers 429 `rate_limited` with `Retry-After` instead.
+    func limiting(_ policy: RateLimitPolicy, key: String, _ body: () async throws -> Response) async throws -> Response {
+        guard let decision = try await self.hit(policy, key: key) else { return try await body() }
+        switch decision {
+        case .denied(let resetAt):
+            var error = APIError(.tooManyRequests, .rateLimited, "Too many requests; try again in \(Self.seconds(until: resetAt, from: self.now)) seconds.")
+            error.extraHeaders = Self.headers(policy: policy, remaining: 0, resetAt: resetAt)
+            error.extraHeaders[.retryAfter] = String(Self.seconds(until: resetAt, from: self.now))
+            throw error
+        case .allowed(_, let remaining, let resetAt):
+            let headers = Self.headers(policy: policy, remaining: remaining, resetAt: resetAt)
+            do {
+                var response = try await body()
+                response.headers.append(contentsOf: headers)
+                return response
+            } catch {
+                guard var apiError = APIError.translating(error) else { throw error }
+                apiError.extraHeaders.append(contentsOf: headers)
+                throw apiError
+            }
+        }
+    }
+
+    static func headers(policy: RateLimitPolicy, remaining: Int, resetAt: Date) -> HTTPFields {
+        [
+            HTTPField.Name(LatchkeyHeader.rateLimitLimit)!: String(policy.limit),
+            HTTPField.Name(LatchkeyHeader.rateLimitRemaining)!: String(max(remaining, 0)),
+            // Seconds since 1970, as GitHub sends it.
+            HTTPField.Name(LatchkeyHeader.rateLimitReset)!: String(Int(resetAt.timeIntervalSince1970.rounded(.up))),
+        ]
+    }
+
+    static func seconds(until date: Date, from now: Date) -> Int { max(1, Int(date.timeIntervalSince(now).rounded(.up))) }
+}
+
+extension LatchkeyRequestContext {
+    /// The client's IP address: the socket's peer, or, when the peer is a trusted proxy, the nearest address in
+    /// `X-Forwarded-For` that is not one of the trusted proxies.
+    func clientIP(of request: Request, trustedProxies: Set<String>) -> String {
+        let peer = self.remoteAddress?.ipAddress ?? "unknown"
+        guard trustedProxies.contains(peer), let forwarded = request.headers[.init("X-Forwarded-For")!] else { return peer }
+        let chain = forwarded.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        return chain.last(where: { !trustedProxies.contains($0) }) ?? chain.first ?? peer
+    }
+}
