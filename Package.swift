@@ -82,9 +82,16 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Test helpers shared by the test targets (running the built executables as real processes).
+        .target(
+            name: "LatchkeyTestSupport",
+            path: "Tests/LatchkeyTestSupport",
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
         .testTarget(
             name: "LatchkeyServerTests",
             dependencies: [
+                "LatchkeyTestSupport",
                 "LatchkeyServer",
                 "LatchkeyAPI",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -94,6 +101,7 @@ let package = Package(
         .testTarget(
             name: "LatchkeyClientTests",
             dependencies: [
+                "LatchkeyTestSupport",
                 "LatchkeyClient",
                 "LatchkeyAPI",
                 // End-to-end tests start a live server in process.

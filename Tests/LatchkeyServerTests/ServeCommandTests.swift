@@ -1,5 +1,6 @@
 import Foundation
 import LatchkeyAPI
+import LatchkeyTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -45,12 +46,9 @@ import FoundationNetworking
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-serve-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         for (name, contents) in files { try contents.write(to: directory.appendingPathComponent(name), atomically: true, encoding: .utf8) }
-        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LATCHKEY_") }
-        environment.merge(extra) { $1 }
-        let pid = try LatchkeyCLI.spawn(
-            try LatchkeyCLI.executable().path, arguments: arguments, environment: environment.map { "\($0.key)=\($0.value)" },
-            directory: directory.path, stdoutPath: directory.appendingPathComponent("stdout").path,
-            stderrPath: directory.appendingPathComponent("stderr").path)
+        let pid = try ProcessRunner.spawn(
+            try LatchkeyCLI.executable(), arguments: arguments, environment: LatchkeyCLI.environment(extra), workingDirectory: directory,
+            stdout: directory.appendingPathComponent("stdout"), stderr: directory.appendingPathComponent("stderr"))
         let server = ServerProcess(pid: pid, port: port, directory: directory)
         // Waiting for another process to start listening: poll readiness, bounded to about 20 s.
         for _ in 0..<200 {
