@@ -60,7 +60,7 @@ struct DeviceOptions: ParsableArguments {
         case .notSignedIn, .sessionExpired, .unauthorized, .invalidDeviceSecret, .invalidAccessCode, .accessCodeForAnotherDevice: 3
         case .rateLimited: 4
         case .offline, .server, .storeUnavailable, .invalidResponse: 5
-        case .rejected, .missingDeviceID: 1
+        case .rejected, .missingDeviceID, .notRefreshable: 1
         }
     }
 }

@@ -9,6 +9,8 @@ public enum LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible, 
     case notSignedIn
     /// The session ended for good (the refresh token was rejected, or a token without refresh expired).
     case sessionExpired
+    /// The session has no refresh token (an access code or a guest token); it stays as it is.
+    case notRefreshable
     /// The server answered 401 even after a refresh.
     case unauthorized(code: ErrorCode?, message: String)
     /// The server answered 429.
@@ -37,6 +39,7 @@ public enum LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible, 
         switch self {
         case .notSignedIn: "You are not signed in."
         case .sessionExpired: "Your session has expired. Please sign in again."
+        case .notRefreshable: "This session cannot be refreshed: access codes and guest tokens have no refresh token."
         case .unauthorized(_, let message): "The server did not accept your sign-in: \(message)"
         case .rateLimited(let info): "Too many requests. \(info)"
         case .missingDeviceID: "This request needs the device ID (X-Device-ID header)."

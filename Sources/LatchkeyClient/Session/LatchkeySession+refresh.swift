@@ -7,6 +7,9 @@ extension LatchkeySession {
     public func refresh() async throws -> AuthSession {
         guard self.configuration.tokenProvider == nil else { throw LatchkeyError.notSignedIn }
         guard let session = try self.loadCredentials().session else { throw LatchkeyError.notSignedIn }
+        // Asked to refresh, a session without a refresh token (a valid access code or guest token) stays as it is;
+        // only a rejected token without a way to refresh ends it (see refreshSession).
+        guard session.refreshToken != nil else { throw LatchkeyError.notRefreshable }
         return AuthSession(try await self.refreshSession(replacing: session.accessToken))
     }
 
