@@ -14,19 +14,24 @@ struct LiveServer: Sendable {
     let clock: ManualClock
     let url: URL
     let seen: SeenHeaders
+    let directory: URL
+    static let masterKey = Data(repeating: 7, count: 32).base64EncodedString()
+    var databasePath: String { self.services.configuration.database }
 
-    static func run(_ body: @Sendable (LiveServer) async throws -> Void) async throws {
+    /// Runs `body` against a fresh server; `limits` are off unless given, the clock starts at `clock`'s time.
+    static func run(
+        limits: AbuseLimits = .off, clock: ManualClock = ManualClock(), _ body: @Sendable (LiveServer) async throws -> Void
+    ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-client-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var configuration = LatchkeyConfiguration()
         configuration.database = directory.appendingPathComponent("latchkey.sqlite").path
         configuration.publicURL = "http://latchkey.test"
-        configuration.masterKey = Data(repeating: 7, count: 32).base64EncodedString()
+        configuration.masterKey = Self.masterKey
         configuration.port = 0
-        configuration.limits = .off
+        configuration.limits = limits
         var logger = Logger(label: "latchkey-client-e2e")
         logger.logLevel = .critical
-        let clock = ManualClock()
         let services = try await LatchkeyServices.open(configuration: configuration, clock: clock, recordIssuer: true, logger: logger)
         let seen = SeenHeaders()
         let router = buildRouter(services: services)
@@ -38,7 +43,7 @@ struct LiveServer: Sendable {
         do {
             try await app.test(.live) { client in
                 let url = URL(string: "http://127.0.0.1:\(client.port!)")!
-                try await body(LiveServer(services: services, clock: clock, url: url, seen: seen))
+                try await body(LiveServer(services: services, clock: clock, url: url, seen: seen, directory: directory))
             }
         } catch {
             await services.close()
@@ -81,9 +86,15 @@ final class CountingTransport: HTTPTransport, @unchecked Sendable {
 struct AppInstall {
     let store = InMemorySecureStore()
     let defaults = InMemoryKeyValueStore()
-    let clock = ManualLatchkeyClock()
+    let clock: ManualLatchkeyClock
     let transport = CountingTransport()
     let server: LiveServer
+
+    /// An install whose clock reads what the server's clock reads.
+    init(server: LiveServer) {
+        self.server = server
+        self.clock = ManualLatchkeyClock(start: server.clock.now())
+    }
 
     func launch(_ configure: (inout LatchkeySession.Configuration) -> Void = { _ in }) -> LatchkeySession {
         var configuration = LatchkeySession.Configuration(serverURL: self.server.url)

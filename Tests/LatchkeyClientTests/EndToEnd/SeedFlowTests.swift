@@ -1,19 +1,29 @@
 import Foundation
 import LatchkeyAPI
 import LatchkeyClient
+import LatchkeyServer
+import LatchkeyTestSupport
 import Testing
 
 /// The seed apps' flows, through the SDK, against a live server on an ephemeral port.
 @Suite struct SeedFlowTests {
-    /// Seed 000 (Stori): register the device UUID → support issues an access code → validate and store → me →
-    /// asset requests carry X-Device-ID and no Authorization header.
+    /// Seed 000 (Stori): register the device UUID → support issues an access code with the `latchkey` CLI →
+    /// validate and store → me → asset requests carry X-Device-ID and no Authorization header.
     @Test func stori() async throws {
-        try await LiveServer.run { server in
+        // The CLI runs on the system clock; the server's manual clock starts there too.
+        try await LiveServer.run(clock: ManualClock(start: Date())) { server in
             let app = AppInstall(server: server)
             let session = app.launch()
             #expect(try await session.registerUser())
             let deviceID = try await session.deviceID().uuidString.lowercased()
-            let (code, _) = try await server.services.accessCodes.issue(userID: deviceID, expiresIn: nil, note: "ticket 42")
+            var environment = ProcessRunner.inheritedEnvironment(removingPrefix: "LATCHKEY_")
+            environment["LATCHKEY_MASTER_KEY"] = LiveServer.masterKey
+            let issued = try await ProcessRunner.run(
+                try ProcessRunner.executable(named: "latchkey"),
+                arguments: ["access-code", "issue", "--user-id", deviceID, "--note", "ticket 42", "--database", server.databasePath],
+                environment: environment, workingDirectory: server.directory)
+            #expect(issued.exitCode == 0, "\(issued)")
+            let code = try #require(issued.stdoutLines.first)
             let redeemed = try await session.redeemAccessCode(code)
             #expect(redeemed.kind == .accessCode)
             let me = try await session.currentUser()
