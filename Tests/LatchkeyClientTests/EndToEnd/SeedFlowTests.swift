@@ -24,6 +24,7 @@ import Testing
                 environment: environment, workingDirectory: server.directory)
             #expect(issued.exitCode == 0, "\(issued)")
             let code = try #require(issued.stdoutLines.first)
+            app.advance(by: max(0, Date().timeIntervalSince(server.clock.now())))  // to the CLI's time: the code's nbf
             let redeemed = try await session.redeemAccessCode(code)
             #expect(redeemed.kind == .accessCode)
             let me = try await session.currentUser()
