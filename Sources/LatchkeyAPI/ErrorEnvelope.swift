@@ -39,6 +39,8 @@ public struct ErrorCode: RawRepresentable, Hashable, Codable, Sendable, CustomSt
     public static let methodNotAllowed = ErrorCode(rawValue: "method_not_allowed")
     /// Too many requests; see the rate-limit headers.
     public static let rateLimited = ErrorCode(rawValue: "rate_limited")
+    /// The user's budget is used up for the current period.
+    public static let budgetExhausted = ErrorCode(rawValue: "budget_exhausted")
     /// A dependency (the database) is not answering.
     public static let serviceUnavailable = ErrorCode(rawValue: "service_unavailable")
     /// An unexpected server failure. Never caused by client input.

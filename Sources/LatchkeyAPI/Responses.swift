@@ -119,9 +119,27 @@ public struct UserProfile: Codable, Sendable, Equatable {
         }
     }
 
+    /// A user's spending allowance over a rolling period, in the app's own units.
+    public struct Budget: Codable, Sendable, Equatable {
+        public var limit: Double
+        public var used: Double
+        /// `limit - used`, never below zero.
+        public var remaining: Double
+        /// The rolling period, e.g. `30d` or `3600s`.
+        public var period: String
+        public init(limit: Double, used: Double, period: String) {
+            self.limit = limit
+            self.used = used
+            self.remaining = max(0, limit - used)
+            self.period = period
+        }
+    }
+
     public var userID: String
     public var kind: UserKind
     public var createdAt: Date
+    /// The user's budget; absent for guests.
+    public var budget: Budget?
     /// The kind of the token that asked.
     public var tokenKind: TokenKind
     public var sessionID: String?
@@ -136,12 +154,14 @@ public struct UserProfile: Codable, Sendable, Equatable {
         case sessionID = "session_id"
         case identities
         case devices
+        case budget
     }
 
     public init(
         userID: String, kind: UserKind, createdAt: Date, tokenKind: TokenKind, sessionID: String?, identities: [Identity],
-        devices: [Device]
+        devices: [Device], budget: Budget? = nil
     ) {
+        self.budget = budget
         self.userID = userID
         self.kind = kind
         self.createdAt = createdAt
@@ -178,4 +198,41 @@ public struct LogoutResponse: Codable, Sendable, Equatable {
     public var revokedSessions: Int
     enum CodingKeys: String, CodingKey { case revokedSessions = "revoked_sessions" }
     public init(revokedSessions: Int) { self.revokedSessions = revokedSessions }
+}
+
+/// `POST /api/v1/usage`: an app backend records what a user spent.
+public struct UsageRequest: Codable, Sendable {
+    public var userID: String
+    /// Positive, in the budget's units.
+    public var amount: Double
+    /// The same key twice counts once (retries are safe).
+    public var idempotencyKey: String
+    enum CodingKeys: String, CodingKey {
+        case userID = "user_id"
+        case amount
+        case idempotencyKey = "idempotency_key"
+    }
+    public init(userID: String, amount: Double, idempotencyKey: String) {
+        self.userID = userID
+        self.amount = amount
+        self.idempotencyKey = idempotencyKey
+    }
+}
+
+/// The answer of `POST /api/v1/usage`: the user's budget after it.
+public struct UsageResponse: Codable, Sendable, Equatable {
+    public var userID: String
+    /// False when the idempotency key had been recorded before (nothing was added).
+    public var recorded: Bool
+    public var budget: UserProfile.Budget
+    enum CodingKeys: String, CodingKey {
+        case userID = "user_id"
+        case recorded
+        case budget
+    }
+    public init(userID: String, recorded: Bool, budget: UserProfile.Budget) {
+        self.userID = userID
+        self.recorded = recorded
+        self.budget = budget
+    }
 }

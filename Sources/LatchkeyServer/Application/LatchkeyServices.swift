@@ -16,6 +16,7 @@ public struct LatchkeyServices: Sendable {
     public let accessCodes: AccessCodeService
     public let guests: GuestService
     public let rateLimiter: RateLimiter
+    public let budgets: BudgetService
     public let metrics: LatchkeyMetrics
     /// Applies revocations made by other processes to this process's verification cache.
     public let revocations: RevocationFeed
@@ -64,18 +65,20 @@ public struct LatchkeyServices: Sendable {
         try await revocations.start()
         let verifier = AccessTokenVerifier(
             keyRing: keyRing, cache: cache, sessions: store, accessCodes: store, issuer: issuer, audience: configuration.audience, clock: clock)
+        let budgets = BudgetService(store: store, policy: configuration.budgets, clock: clock)
         let sessions = SessionService(
             store: store, tokens: issuerService, cache: cache, policy: configuration.tokens,
             successorKey: masterKey.derivedKey(purpose: "refresh-token successor"), clock: clock, metrics: metrics, logger: logger)
         return LatchkeyServices(
             configuration: configuration, database: database, clock: clock, keyRing: keyRing, verifier: verifier, sessions: sessions,
             devices: DeviceService(store: store, sessions: sessions, clock: clock),
-            users: UserService(store: store, cache: cache, clock: clock),
+            users: UserService(store: store, budgets: budgets, cache: cache, clock: clock),
             accessCodes: AccessCodeService(
                 store: store, users: store, tokens: issuerService, verifier: verifier, sessions: sessions, cache: cache,
                 defaultLifetime: configuration.tokens.accessCodeLifetime, clock: clock),
             guests: GuestService(tokens: issuerService, lifetime: configuration.tokens.guestLifetime, limitations: configuration.guestLimitations),
             rateLimiter: RateLimiter(store: store, clock: clock),
+            budgets: budgets,
             metrics: metrics, revocations: revocations, issuer: issuer)
     }
 

@@ -10,10 +10,13 @@ public enum ServiceError: Error, Equatable, CustomStringConvertible {
     case forbidden(String)
     /// The named thing does not exist.
     case notFound(String)
+    /// The user's budget is used up for the current period.
+    case budgetExhausted
 
     public var description: String {
         switch self {
         case .invalidGrant(let message), .forbidden(let message), .notFound(let message): message
+        case .budgetExhausted: "The budget for this period is used up."
         case .invalidDeviceSecret:
             "This device ID is already registered: send its device_secret, or sign in with an access code."
         }

@@ -15,6 +15,7 @@ import Logging
 ///   `tokens.refresh-grace` (seconds; defaults 900, 900, 2592000, 2592000, 10)
 /// - `guest.max-actions-per-day` (default 5), `guest.features-disabled` (comma-separated, default none): the
 ///   `limitations` a guest token's response reports
+/// - `budgets.default-limit`, `budgets.period`, `usage.service-key`: see ``BudgetPolicy``
 /// - `limits.*`: abuse limits on the identity endpoints and trusted proxies; see ``AbuseLimits``
 /// - `http.max-body-size` (bytes, default 65536)
 /// - `cache.capacity` (entries, default 100000), `cache.ceiling` (seconds a verified token is trusted without
@@ -34,6 +35,7 @@ public struct LatchkeyConfiguration: Sendable {
     /// What `POST /api/v1/auth/guest` reports as the guest's limitations.
     public var guestLimitations = GuestLimitations(maxActionsPerDay: 5, featuresDisabled: [])
     public var limits = AbuseLimits()
+    public var budgets = BudgetPolicy()
     public var maxBodySize: Int = 64 * 1024
     public var verificationCacheCapacity: Int = 100_000
     public var verificationCacheCeiling: TimeInterval = 60
@@ -59,6 +61,7 @@ public struct LatchkeyConfiguration: Sendable {
             maxActionsPerDay: reader.int(forKey: "guest.max-actions-per-day", default: defaults.guestLimitations.maxActionsPerDay ?? 5),
             featuresDisabled: reader.stringArray(forKey: "guest.features-disabled", default: defaults.guestLimitations.featuresDisabled))
         self.limits = AbuseLimits(reader: reader.scoped(to: "limits"))
+        self.budgets = BudgetPolicy(reader: reader)
         self.maxBodySize = reader.int(forKey: "http.max-body-size", default: defaults.maxBodySize)
         self.verificationCacheCapacity = reader.int(forKey: "cache.capacity", default: defaults.verificationCacheCapacity)
         self.verificationCacheCeiling = reader.double(forKey: "cache.ceiling", default: defaults.verificationCacheCeiling)

@@ -67,6 +67,7 @@ extension APIError {
             case .invalidDeviceSecret: return APIError(.unauthorized, .invalidDeviceSecret, error.description)
             case .forbidden(let message): return APIError(.forbidden, .forbidden, message)
             case .notFound(let message): return APIError(.notFound, .notFound, message)
+            case .budgetExhausted: return APIError(.tooManyRequests, .budgetExhausted, error.description)
             }
         case StoreError.unavailable: return .unavailable()
         case let error as HTTPError:

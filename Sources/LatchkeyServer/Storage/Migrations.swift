@@ -72,6 +72,20 @@ enum Migrations {
                 """
             ]
         ),
+        (
+            3,
+            [
+                """
+                CREATE TABLE budgets (
+                    user_id TEXT PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE, budget_limit DOUBLE PRECISION NOT NULL) {clustered}
+                """,
+                """
+                CREATE TABLE usage_records (
+                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE, idempotency_key TEXT NOT NULL,
+                    amount DOUBLE PRECISION NOT NULL, at DOUBLE PRECISION NOT NULL, PRIMARY KEY (user_id, idempotency_key)) {clustered}
+                """,
+            ]
+        ),
     ]
 
     /// Applies every migration not yet recorded, each in its own transaction.

@@ -4,6 +4,7 @@ import LatchkeyAPI
 /// Users: registration by device UUID, profiles, and the support commands.
 public struct UserService: Sendable {
     let store: any UserStore
+    let budgets: BudgetService
     let cache: TokenVerificationCache
     let clock: any WallClock
 
@@ -25,7 +26,8 @@ public struct UserService: Sendable {
         return UserProfile(
             userID: user.id, kind: user.kind, createdAt: user.createdAt, tokenKind: token.kind, sessionID: token.sessionID,
             identities: identities.map { UserProfile.Identity(provider: $0.provider, subject: $0.subject, createdAt: $0.createdAt) },
-            devices: devices.map { UserProfile.Device(deviceID: $0.id, createdAt: $0.createdAt, lastSeenAt: $0.lastSeenAt) })
+            devices: devices.map { UserProfile.Device(deviceID: $0.id, createdAt: $0.createdAt, lastSeenAt: $0.lastSeenAt) },
+            budget: try await self.budgets.budget(ofUser: user.id))
     }
 
     public func user(id: String) async throws -> UserRecord? { try await self.store.user(id: id) }

@@ -1,0 +1,79 @@
+import Foundation
+import SQLKit
+
+/// What happened to one usage record.
+public enum UsageOutcome: Sendable, Equatable {
+    case recorded
+    /// The idempotency key was recorded before; nothing was added.
+    case duplicate
+    /// The budget was used up before this record; nothing was added.
+    case exhausted
+    case unknownUser
+}
+
+/// Budgets and the usage recorded against them.
+public protocol BudgetStore: Sendable {
+    /// The user's own limit, or nil when the default applies.
+    func budgetLimit(ofUser userID: String) async throws -> Double?
+    func setBudgetLimit(ofUser userID: String, to limit: Double) async throws -> Bool
+    /// Usage recorded since `start`.
+    func usage(ofUser userID: String, since start: Date) async throws -> Double
+    /// Records `amount` unless the key was seen or the budget (`limit`, over usage since `start`) is used up; atomic.
+    func recordUsage(userID: String, amount: Double, idempotencyKey: String, limit: Double, since start: Date, at time: Date)
+        async throws -> UsageOutcome
+}
+
+extension SQLLatchkeyStore: BudgetStore {
+    public func budgetLimit(ofUser userID: String) async throws -> Double? {
+        try await self.database.read { sql in
+            try await sql.raw("SELECT budget_limit FROM budgets WHERE user_id = \(bind: userID)").first()?
+                .decode(column: "budget_limit", as: Double.self)
+        }
+    }
+
+    public func setBudgetLimit(ofUser userID: String, to limit: Double) async throws -> Bool {
+        do {
+            try await self.database.transaction { sql in
+                try await sql.raw(
+                    """
+                    INSERT INTO budgets (user_id, budget_limit) VALUES (\(bind: userID), \(bind: limit))
+                    ON CONFLICT (user_id) DO UPDATE SET budget_limit = \(bind: limit)
+                    """
+                ).run()
+            }
+            return true
+        } catch StoreError.conflict {
+            return false  // no such user
+        }
+    }
+
+    public func usage(ofUser userID: String, since start: Date) async throws -> Double {
+        try await self.database.read { sql in try await Self.usage(ofUser: userID, since: start, on: sql) }
+    }
+
+    public func recordUsage(userID: String, amount: Double, idempotencyKey: String, limit: Double, since start: Date, at time: Date)
+        async throws -> UsageOutcome
+    {
+        try await self.database.transaction { sql in
+            guard try await sql.raw("SELECT id FROM users WHERE id = \(bind: userID)").first() != nil else { return .unknownUser }
+            let seen = try await sql.raw(
+                "SELECT amount FROM usage_records WHERE user_id = \(bind: userID) AND idempotency_key = \(bind: idempotencyKey)"
+            ).first()
+            if seen != nil { return .duplicate }
+            guard try await Self.usage(ofUser: userID, since: start, on: sql) < limit else { return .exhausted }
+            try await sql.raw(
+                """
+                INSERT INTO usage_records (user_id, idempotency_key, amount, at)
+                VALUES (\(bind: userID), \(bind: idempotencyKey), \(bind: amount), \(bind: time.stored))
+                """
+            ).run()
+            return .recorded
+        }
+    }
+
+    static func usage(ofUser userID: String, since start: Date, on sql: any SQLDatabase) async throws -> Double {
+        try await sql.raw(
+            "SELECT COALESCE(SUM(amount), 0) AS used FROM usage_records WHERE user_id = \(bind: userID) AND at > \(bind: start.stored)"
+        ).first()?.decode(column: "used", as: Double.self) ?? 0
+    }
+}
