@@ -35,9 +35,8 @@ public struct BudgetService: Sendable {
 
     /// The user's budget now.
     public func budget(ofUser userID: String) async throws -> UserProfile.Budget {
-        let limit = try await self.store.budgetLimit(ofUser: userID) ?? self.policy.defaultLimit
-        let used = try await self.store.usage(ofUser: userID, since: self.periodStart)
-        return UserProfile.Budget(limit: limit, used: used, period: self.policy.periodName)
+        let (limit, used) = try await self.store.budgetState(ofUser: userID, since: self.periodStart)
+        return UserProfile.Budget(limit: limit ?? self.policy.defaultLimit, used: used, period: self.policy.periodName)
     }
 
     /// Sets the user's limit (support staff).

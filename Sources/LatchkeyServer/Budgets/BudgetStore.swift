@@ -16,8 +16,8 @@ public protocol BudgetStore: Sendable {
     /// The user's own limit, or nil when the default applies.
     func budgetLimit(ofUser userID: String) async throws -> Double?
     func setBudgetLimit(ofUser userID: String, to limit: Double) async throws -> Bool
-    /// Usage recorded since `start`.
-    func usage(ofUser userID: String, since start: Date) async throws -> Double
+    /// The user's own limit (nil: the default applies) and the usage recorded since `start`, read at once.
+    func budgetState(ofUser userID: String, since start: Date) async throws -> (limit: Double?, used: Double)
     /// Records `amount` unless the key was seen or the budget (`limit`, over usage since `start`) is used up; atomic.
     func recordUsage(userID: String, amount: Double, idempotencyKey: String, limit: Double, since start: Date, at time: Date)
         async throws -> UsageOutcome
@@ -47,8 +47,12 @@ extension SQLLatchkeyStore: BudgetStore {
         }
     }
 
-    public func usage(ofUser userID: String, since start: Date) async throws -> Double {
-        try await self.database.read { sql in try await Self.usage(ofUser: userID, since: start, on: sql) }
+    public func budgetState(ofUser userID: String, since start: Date) async throws -> (limit: Double?, used: Double) {
+        try await self.database.read { sql in
+            let limit = try await sql.raw("SELECT budget_limit FROM budgets WHERE user_id = \(bind: userID)").first()?
+                .decode(column: "budget_limit", as: Double.self)
+            return (limit, try await Self.usage(ofUser: userID, since: start, on: sql))
+        }
     }
 
     public func recordUsage(userID: String, amount: Double, idempotencyKey: String, limit: Double, since start: Date, at time: Date)
