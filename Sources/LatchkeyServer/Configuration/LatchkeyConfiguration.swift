@@ -16,6 +16,7 @@ import Logging
 /// - `guest.max-actions-per-day` (default 5), `guest.features-disabled` (comma-separated, default none): the
 ///   `limitations` a guest token's response reports
 /// - `budgets.default-limit`, `budgets.period`, `usage.service-key`: see ``BudgetPolicy``
+/// - `meters.*`: meters for an app's own routes; see ``Meter``
 /// - `limits.*`: abuse limits on the identity endpoints and trusted proxies; see ``AbuseLimits``
 /// - `http.max-body-size` (bytes, default 65536)
 /// - `cache.capacity` (entries, default 100000), `cache.ceiling` (seconds a verified token is trusted without
@@ -35,6 +36,8 @@ public struct LatchkeyConfiguration: Sendable {
     /// What `POST /api/v1/auth/guest` reports as the guest's limitations.
     public var guestLimitations = GuestLimitations(maxActionsPerDay: 5, featuresDisabled: [])
     public var limits = AbuseLimits()
+    /// Meters for an app's own routes, by name (``MeterMiddleware``).
+    public var meters: [String: Meter] = ["actions": Meter(name: "actions", guestLimit: 5, userLimit: 0)]
     public var budgets = BudgetPolicy()
     public var maxBodySize: Int = 64 * 1024
     public var verificationCacheCapacity: Int = 100_000
@@ -61,6 +64,7 @@ public struct LatchkeyConfiguration: Sendable {
             maxActionsPerDay: reader.int(forKey: "guest.max-actions-per-day", default: defaults.guestLimitations.maxActionsPerDay ?? 5),
             featuresDisabled: reader.stringArray(forKey: "guest.features-disabled", default: defaults.guestLimitations.featuresDisabled))
         self.limits = AbuseLimits(reader: reader.scoped(to: "limits"))
+        self.meters = Meter.meters(reader: reader.scoped(to: "meters"), guestActionsPerDay: self.guestLimitations.maxActionsPerDay ?? 5)
         self.budgets = BudgetPolicy(reader: reader)
         self.maxBodySize = reader.int(forKey: "http.max-body-size", default: defaults.maxBodySize)
         self.verificationCacheCapacity = reader.int(forKey: "cache.capacity", default: defaults.verificationCacheCapacity)

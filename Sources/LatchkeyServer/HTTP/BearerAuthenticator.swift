@@ -5,11 +5,14 @@ import HummingbirdAuth
 ///
 /// No bearer: the request passes on unauthenticated (routes then call `requireIdentity()`).
 /// A bearer that fails verification: 401 `invalid_token` at once.
-struct BearerAuthenticator: AuthenticatorMiddleware {
-    typealias Context = LatchkeyRequestContext
+public struct BearerAuthenticator: AuthenticatorMiddleware {
+    public typealias Context = LatchkeyRequestContext
     let verifier: AccessTokenVerifier
 
-    func authenticate(request: Request, context: Context) async throws -> VerifiedToken? {
+    /// Authenticates with `verifier` (``LatchkeyServices/verifier``).
+    public init(verifier: AccessTokenVerifier) { self.verifier = verifier }
+
+    public func authenticate(request: Request, context: Context) async throws -> VerifiedToken? {
         guard let token = request.bearerToken else { return nil }
         return try await self.verifier.verify(token)
     }

@@ -10,11 +10,14 @@ public struct RateLimitPolicy: Sendable, Equatable {
     public var limit: Int
     /// Seconds; the window rolls (a hit stops counting `window` seconds after it was made).
     public var window: TimeInterval
+    /// Meters count only requests answered 2xx; abuse limits count every attempt.
+    public var countsOnlySuccesses: Bool
 
-    public init(name: String, limit: Int, window: TimeInterval) {
+    public init(name: String, limit: Int, window: TimeInterval, countsOnlySuccesses: Bool = false) {
         self.name = name
         self.limit = limit
         self.window = window
+        self.countsOnlySuccesses = countsOnlySuccesses
     }
 
     var isEnabled: Bool { self.limit > 0 && self.window > 0 }
@@ -23,7 +26,7 @@ public struct RateLimitPolicy: Sendable, Equatable {
     func reading(_ reader: ConfigReader) -> RateLimitPolicy {
         RateLimitPolicy(
             name: self.name, limit: reader.int(forKey: ConfigKey([self.name, "limit"]), default: self.limit),
-            window: reader.double(forKey: ConfigKey([self.name, "window"]), default: self.window))
+            window: reader.double(forKey: ConfigKey([self.name, "window"]), default: self.window), countsOnlySuccesses: self.countsOnlySuccesses)
     }
 }
 
@@ -58,5 +61,45 @@ public struct AbuseLimits: Sendable, Equatable {
         self.accessCodeExchange = defaults.accessCodeExchange.reading(reader)
         self.refresh = defaults.refresh.reading(reader)
         self.trustedProxies = Set(reader.stringArray(forKey: "trusted-proxies", default: []))
+    }
+}
+
+/// A meter for an app's own routes (seed 003's "5 edits a day per device"): a rolling window with one limit
+/// for guests and one for signed-in users. Guests are counted per SHA-256(client IP + device ID), so a new
+/// guest token does not reset a device's count; users per user ID. Only 2xx answers count.
+///
+/// Keys (under `meters.`): `names` (comma-separated meter names; default `actions`), and per meter
+/// `<name>.window` (seconds, default 86400), `<name>.guest-limit`, `<name>.user-limit` (0: unlimited). The
+/// default `actions` meter allows guests `guest.max-actions-per-day` (5) a day and users any number.
+public struct Meter: Sendable, Equatable {
+    public var name: String
+    public var window: TimeInterval
+    public var guestLimit: Int
+    public var userLimit: Int
+
+    public init(name: String, window: TimeInterval = 86_400, guestLimit: Int, userLimit: Int) {
+        self.name = name
+        self.window = window
+        self.guestLimit = guestLimit
+        self.userLimit = userLimit
+    }
+
+    /// The policy that applies to a caller with a guest token (`guest: true`) or any other token.
+    func policy(guest: Bool) -> RateLimitPolicy {
+        RateLimitPolicy(
+            name: "meter." + self.name + (guest ? ".guest" : ".user"), limit: guest ? self.guestLimit : self.userLimit,
+            window: self.window, countsOnlySuccesses: true)
+    }
+
+    static func meters(reader: ConfigReader, guestActionsPerDay: Int) -> [String: Meter] {
+        var meters: [String: Meter] = [:]
+        for name in reader.stringArray(forKey: "names", default: ["actions"]) {
+            let defaults = Meter(name: name, guestLimit: name == "actions" ? guestActionsPerDay : 0, userLimit: 0)
+            meters[name] = Meter(
+                name: name, window: reader.double(forKey: ConfigKey([name, "window"]), default: defaults.window),
+                guestLimit: reader.int(forKey: ConfigKey([name, "guest-limit"]), default: defaults.guestLimit),
+                userLimit: reader.int(forKey: ConfigKey([name, "user-limit"]), default: defaults.userLimit))
+        }
+        return meters
     }
 }

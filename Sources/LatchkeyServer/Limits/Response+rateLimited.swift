@@ -15,13 +15,20 @@ extension RateLimiter {
             error.extraHeaders = Self.headers(policy: policy, remaining: 0, resetAt: resetAt)
             error.extraHeaders[.retryAfter] = String(Self.seconds(until: resetAt, from: self.now))
             throw error
-        case .allowed(_, let remaining, let resetAt):
-            let headers = Self.headers(policy: policy, remaining: remaining, resetAt: resetAt)
+        case .allowed(let hitID, let remaining, let resetAt):
+            let counted = Self.headers(policy: policy, remaining: remaining, resetAt: resetAt)
+            // A meter takes back the hit of a request that did not succeed.
+            func uncount() async throws -> HTTPFields {
+                try await self.undo(policy, key: key, hitID: hitID)
+                return Self.headers(policy: policy, remaining: remaining + 1, resetAt: resetAt)
+            }
             do {
                 var response = try await body()
-                response.headers.append(contentsOf: headers)
+                let succeeded = (200..<300).contains(response.status.code)
+                response.headers.append(contentsOf: policy.countsOnlySuccesses && !succeeded ? try await uncount() : counted)
                 return response
             } catch {
+                let headers = policy.countsOnlySuccesses ? try await uncount() : counted
                 guard var apiError = APIError.translating(error) else { throw error }
                 apiError.extraHeaders.append(contentsOf: headers)
                 throw apiError

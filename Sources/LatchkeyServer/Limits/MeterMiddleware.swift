@@ -1,0 +1,46 @@
+import Crypto
+import Foundation
+import Hummingbird
+import HummingbirdAuth
+import LatchkeyAPI
+
+/// Meters the routes behind it with a configured ``Meter``, for Swift backends that embed `LatchkeyServer`.
+///
+/// Put it after ``BearerAuthenticator``. It needs a token (401 otherwise); guests must also send `X-Device-ID`
+/// (400 otherwise) and are counted per SHA-256(client IP + device ID), users per user ID. Only 2xx answers
+/// count: a request that fails is taken back. Every metered answer carries `X-RateLimit-Limit`,
+/// `X-RateLimit-Remaining` and `X-RateLimit-Reset`; over the limit the answer is 429 `rate_limited` with
+/// `Retry-After`, and the route is not called.
+///
+/// ```swift
+/// let router = buildRouter(services: services)
+/// router.group("api/edits")
+///     .add(middleware: BearerAuthenticator(verifier: services.verifier))
+///     .add(middleware: MeterMiddleware(meter: "actions", services: services))
+///     .post { request, context in … }
+/// ```
+public struct MeterMiddleware: RouterMiddleware {
+    public typealias Context = LatchkeyRequestContext
+    let meter: Meter
+    let limiter: RateLimiter
+    let trustedProxies: Set<String>
+
+    /// Meters with the configured meter `meter` (a name under `meters.`); a name not configured is a programming error.
+    public init(meter name: String, services: LatchkeyServices) {
+        guard let meter = services.configuration.meters[name] else { preconditionFailure("no meter named \(name) is configured") }
+        self.meter = meter
+        self.limiter = services.rateLimiter
+        self.trustedProxies = services.configuration.limits.trustedProxies
+    }
+
+    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let token = try context.requireIdentity()
+        let guest = token.kind == .guest
+        let key =
+            guest
+            ? SHA256.hash(data: Data((context.clientIP(of: request, trustedProxies: self.trustedProxies) + " " + (try request.requireDeviceID())).utf8))
+                .hexString
+            : token.userID
+        return try await self.limiter.limiting(self.meter.policy(guest: guest), key: key) { try await next(request, context) }
+    }
+}
