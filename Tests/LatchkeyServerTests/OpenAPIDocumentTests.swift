@@ -9,7 +9,7 @@ import Testing
     /// The endpoints the server serves; a new route must be added here and to the document.
     static let servedOperations: Set<String> = [
         "GET /api/v1/health", "GET /api/v1/health/ready", "POST /api/v1/users/register", "POST /api/v1/auth/register-device",
-        "POST /api/v1/auth/guest", "POST /api/v1/usage",
+        "POST /api/v1/auth/guest", "POST /api/v1/usage", "GET /api/v1/authorize",
         "POST /api/v1/auth/refresh", "POST /api/v1/auth/logout", "GET /api/v1/auth/me", "GET /api/v1/users/me",
         "GET /api/v1/validate-token", "POST /api/v1/auth/access-code/exchange", "GET /.well-known/jwks.json",
         "GET /.well-known/openid-configuration", "GET /openapi.json", "GET /metrics",

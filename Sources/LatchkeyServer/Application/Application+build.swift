@@ -22,6 +22,10 @@ public func buildRouter(services: LatchkeyServices) -> Router<LatchkeyRequestCon
     SessionRoutes(sessions: services.sessions, maxBodySize: limit, limiter: limiter, limits: limits).add(public: api, authenticated: authenticated)
     TokenRoutes(verifier: services.verifier).add(to: api)
     UsageRoutes(budgets: services.budgets, maxBodySize: limit).add(to: api)
+    AuthorizeRoutes(
+        rules: services.configuration.authorizationRules, meters: services.configuration.meters, verifier: services.verifier,
+        limiter: limiter, trustedProxies: limits.trustedProxies
+    ).add(to: api)
     AccessCodeRoutes(accessCodes: services.accessCodes, maxBodySize: limit, limiter: limiter, limits: limits).add(to: api)
     DiscoveryRoutes(keyRing: services.keyRing, issuer: services.issuer).add(to: router)
     OperationsRoutes(metrics: services.metrics).add(to: router)

@@ -43,6 +43,7 @@ public struct LatchkeyServices: Sendable {
     public static func open(
         configuration: LatchkeyConfiguration, database: any LatchkeyDatabase, clock: any WallClock, recordIssuer: Bool, logger: Logger
     ) async throws -> LatchkeyServices {
+        try Self.validate(configuration)
         try await Migrations.run(on: database, clock: clock, logger: logger)
         let store = SQLLatchkeyStore(database: database)
         let masterKey =
@@ -84,4 +85,21 @@ public struct LatchkeyServices: Sendable {
 
     /// Closes the database.
     public func close() async { await self.database.close() }
+
+    /// Settings that parse but do not make sense together.
+    public struct ConfigurationError: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    static func validate(_ configuration: LatchkeyConfiguration) throws {
+        if let bad = configuration.invalidAuthorizationRules.first {
+            throw ConfigurationError(
+                description: "authorize.routes: cannot read \"\(bad)\"; write \"<METHOD or *> <path prefix> <public|device|bearer|user> [<meter>]\"")
+        }
+        for rule in configuration.authorizationRules {
+            if let meter = rule.meter, configuration.meters[meter] == nil {
+                throw ConfigurationError(description: "authorize.routes: no meter named \(meter) (configured: \(configuration.meters.keys.sorted()))")
+            }
+        }
+    }
 }

@@ -17,6 +17,7 @@ import Logging
 ///   `limitations` a guest token's response reports
 /// - `budgets.default-limit`, `budgets.period`, `usage.service-key`: see ``BudgetPolicy``
 /// - `meters.*`: meters for an app's own routes; see ``Meter``
+/// - `authorize.routes`: the rules of the forward-auth endpoint; see ``AuthorizationRule``
 /// - `limits.*`: abuse limits on the identity endpoints and trusted proxies; see ``AbuseLimits``
 /// - `http.max-body-size` (bytes, default 65536)
 /// - `cache.capacity` (entries, default 100000), `cache.ceiling` (seconds a verified token is trusted without
@@ -38,6 +39,10 @@ public struct LatchkeyConfiguration: Sendable {
     public var limits = AbuseLimits()
     /// Meters for an app's own routes, by name (``MeterMiddleware``).
     public var meters: [String: Meter] = ["actions": Meter(name: "actions", guestLimit: 5, userLimit: 0)]
+    /// The rules of `GET /api/v1/authorize` (forward authentication for proxies), first match wins.
+    public var authorizationRules: [AuthorizationRule] = []
+    /// `authorize.routes` entries that could not be read; ``LatchkeyServices/open(configuration:clock:recordIssuer:logger:)`` refuses to start with any.
+    public var invalidAuthorizationRules: [String] = []
     public var budgets = BudgetPolicy()
     public var maxBodySize: Int = 64 * 1024
     public var verificationCacheCapacity: Int = 100_000
@@ -64,6 +69,9 @@ public struct LatchkeyConfiguration: Sendable {
             maxActionsPerDay: reader.int(forKey: "guest.max-actions-per-day", default: defaults.guestLimitations.maxActionsPerDay ?? 5),
             featuresDisabled: reader.stringArray(forKey: "guest.features-disabled", default: defaults.guestLimitations.featuresDisabled))
         self.limits = AbuseLimits(reader: reader.scoped(to: "limits"))
+        let ruleTexts = reader.stringArray(forKey: "authorize.routes", default: [])
+        self.authorizationRules = ruleTexts.compactMap(AuthorizationRule.init)
+        self.invalidAuthorizationRules = ruleTexts.filter { AuthorizationRule($0) == nil }
         self.meters = Meter.meters(reader: reader.scoped(to: "meters"), guestActionsPerDay: self.guestLimitations.maxActionsPerDay ?? 5)
         self.budgets = BudgetPolicy(reader: reader)
         self.maxBodySize = reader.int(forKey: "http.max-body-size", default: defaults.maxBodySize)

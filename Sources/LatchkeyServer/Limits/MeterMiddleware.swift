@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import Hummingbird
 import HummingbirdAuth
@@ -36,11 +35,7 @@ public struct MeterMiddleware: RouterMiddleware {
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let token = try context.requireIdentity()
         let guest = token.kind == .guest
-        let key =
-            guest
-            ? SHA256.hash(data: Data((context.clientIP(of: request, trustedProxies: self.trustedProxies) + " " + (try request.requireDeviceID())).utf8))
-                .hexString
-            : token.userID
+        let key = guest ? try meterKey(guestOf: request, context: context, trustedProxies: self.trustedProxies) : token.userID
         return try await self.limiter.limiting(self.meter.policy(guest: guest), key: key) { try await next(request, context) }
     }
 }

@@ -1,0 +1,45 @@
+import Configuration
+import Foundation
+
+/// How `GET /api/v1/authorize` treats one route of the app behind a proxy.
+///
+/// Written in configuration as `"<METHOD or *> <path prefix> <auth> [<meter>]"`, e.g.
+/// `"POST /api/edit bearer actions"` or `"GET /assets device"` (key `authorize.routes`, comma-separated).
+/// The first rule whose method and path prefix match decides; a request no rule matches is refused (403).
+public struct AuthorizationRule: Sendable, Equatable {
+    /// Who may pass.
+    public enum Auth: String, Sendable {
+        /// Anyone.
+        case `public`
+        /// A device UUID in `X-Device-ID`, no token (Stori's asset endpoints).
+        case device
+        /// Any valid Latchkey token: a session, an access code or a guest token (guests also send `X-Device-ID`).
+        case bearer
+        /// A valid token that is not a guest token.
+        case user
+    }
+
+    public var method: String
+    public var pathPrefix: String
+    public var auth: Auth
+    /// The configured meter counting admitted requests, if any.
+    public var meter: String?
+
+    public init(method: String, pathPrefix: String, auth: Auth, meter: String? = nil) {
+        self.method = method.uppercased()
+        self.pathPrefix = pathPrefix
+        self.auth = auth
+        self.meter = meter
+    }
+
+    /// Parses `"<METHOD> <path prefix> <auth> [<meter>]"`; nil when malformed.
+    public init?(_ text: String) {
+        let words = text.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        guard (3...4).contains(words.count), words[1].hasPrefix("/"), let auth = Auth(rawValue: words[2]) else { return nil }
+        self.init(method: words[0], pathPrefix: words[1], auth: auth, meter: words.count == 4 ? words[3] : nil)
+    }
+
+    func matches(method: String, path: String) -> Bool {
+        (self.method == "*" || self.method == method.uppercased()) && path.hasPrefix(self.pathPrefix)
+    }
+}
