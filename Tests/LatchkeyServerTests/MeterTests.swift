@@ -161,3 +161,16 @@ extension MeterTests {
         #expect(configured.meters == ["exports": Meter(name: "exports", window: 3600, guestLimit: 0, userLimit: 10)])
     }
 }
+
+extension MeterTests {
+    @Test func aGuestCannotEscapeTheMeterByChangingXDeviceID() async throws {
+        try await Self.withBackend(meter: Meter(name: "actions", guestLimit: 1, userLimit: 0)) { client, _ in
+            let device = UUID().uuidString
+            let token = try await Self.guestToken(client, device: device)
+            #expect(try await Self.edit(client, token: token, device: device).status == .ok)
+            let other = try await Self.edit(client, token: token, device: UUID().uuidString)
+            #expect(other.status == .forbidden)
+            #expect(other.envelope?.error.message.contains("X-Device-ID") == true)
+        }
+    }
+}

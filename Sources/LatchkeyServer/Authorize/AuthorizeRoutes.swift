@@ -55,7 +55,9 @@ struct AuthorizeRoutes {
             }
             answer.headers[Self.userIDHeader] = token.userID
             answer.headers[Self.kindHeader] = token.kind.rawValue
-            key = token.kind == .guest ? try meterKey(guestOf: request, context: context, trustedProxies: self.trustedProxies) : token.userID
+            key =
+                token.kind == .guest
+                ? try meterKey(guest: token, request: request, context: context, trustedProxies: self.trustedProxies) : token.userID
         }
         guard let name = rule.meter, let meter = self.meters[name] else { return answer }
         var policy = meter.policy(guest: answer.headers[Self.kindHeader] == TokenKind.guest.rawValue)
@@ -65,7 +67,14 @@ struct AuthorizeRoutes {
 }
 
 /// The meter key of a guest request: SHA-256(client IP + device ID), so a new guest token keeps the device's count.
-func meterKey(guestOf request: Request, context: LatchkeyRequestContext, trustedProxies: Set<String>) throws -> String {
-    let material = context.clientIP(of: request, trustedProxies: trustedProxies) + " " + (try request.requireDeviceID())
+///
+/// The `X-Device-ID` header must name the device the guest token was issued to: otherwise a guest could escape
+/// its meter by sending a new device ID with every request.
+func meterKey(guest token: VerifiedToken, request: Request, context: LatchkeyRequestContext, trustedProxies: Set<String>) throws -> String {
+    let deviceID = try request.requireDeviceID()
+    guard deviceID == token.deviceID else {
+        throw APIError(.forbidden, .forbidden, "The X-Device-ID header does not name the device of this guest token.")
+    }
+    let material = context.clientIP(of: request, trustedProxies: trustedProxies) + " " + deviceID
     return SHA256.hash(data: Data(material.utf8)).hexString
 }

@@ -6,7 +6,8 @@ import LatchkeyAPI
 /// Meters the routes behind it with a configured ``Meter``, for Swift backends that embed `LatchkeyServer`.
 ///
 /// Put it after ``BearerAuthenticator``. It needs a token (401 otherwise); guests must also send `X-Device-ID`
-/// (400 otherwise) and are counted per SHA-256(client IP + device ID), users per user ID. Only 2xx answers
+/// (400 otherwise) naming their token's device (403 otherwise) and are counted per SHA-256(client IP + device
+/// ID), users per user ID. Only 2xx answers
 /// count: a request that fails is taken back. Every metered answer carries `X-RateLimit-Limit`,
 /// `X-RateLimit-Remaining` and `X-RateLimit-Reset`; over the limit the answer is 429 `rate_limited` with
 /// `Retry-After`, and the route is not called.
@@ -35,7 +36,7 @@ public struct MeterMiddleware: RouterMiddleware {
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let token = try context.requireIdentity()
         let guest = token.kind == .guest
-        let key = guest ? try meterKey(guestOf: request, context: context, trustedProxies: self.trustedProxies) : token.userID
+        let key = guest ? try meterKey(guest: token, request: request, context: context, trustedProxies: self.trustedProxies) : token.userID
         return try await self.limiter.limiting(self.meter.policy(guest: guest), key: key) { try await next(request, context) }
     }
 }
