@@ -46,6 +46,7 @@ for attempt in range(1, 6):
 status, response_headers, body = call("POST", nginx + "/api/edit", headers, b"{}")
 check(status == 429, f"the sixth edit is limited (got {status}: {body[:200]!r})")
 check(response_headers.get("Retry-After", "").isdigit(), f"the 429 carries Retry-After ({response_headers.get('Retry-After')})")
+check(json.loads(body)["error"]["code"] == "rate_limited", "the 429 body is the error envelope")
 
 status, _, _ = call("POST", latchkey + "/api/v1/auth/guest", {"X-Device-ID": device})
 token = json.loads(call("POST", latchkey + "/api/v1/auth/guest", {"X-Device-ID": device})[2])["access_token"]
