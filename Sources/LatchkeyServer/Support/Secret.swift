@@ -1,4 +1,5 @@
 import Crypto
+import ExtrasBase64
 import Foundation
 
 /// Random bearer secrets (refresh tokens, device secrets) and their stored form.
@@ -37,17 +38,14 @@ extension Sequence<UInt8> {
 }
 
 extension Data {
-    /// Base64url without padding (RFC 4648 §5), byte-wise: Foundation's string replacing is slow on Linux.
+    /// Base64url without padding (RFC 4648 §5).
     func base64URLEncodedString() -> String {
-        var bytes = Array(self.base64EncodedData())
-        while bytes.last == UInt8(ascii: "=") { bytes.removeLast() }
-        for index in bytes.indices {
-            switch bytes[index] {
-            case UInt8(ascii: "+"): bytes[index] = UInt8(ascii: "-")
-            case UInt8(ascii: "/"): bytes[index] = UInt8(ascii: "_")
-            default: break
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        Base64.encodeToString(bytes: self, options: [.base64UrlAlphabet, .omitPaddingCharacter])
+    }
+
+    /// Decodes base64url with or without padding; nil when it is not base64url.
+    init?(base64URLEncoded text: String) {
+        guard let bytes = try? Base64.decode(string: text, options: [.base64UrlAlphabet, .omitPaddingCharacter]) else { return nil }
+        self.init(bytes)
     }
 }
