@@ -3,7 +3,7 @@ import LatchkeyServer
 
 struct KeysCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "keys", abstract: "Rotate and list signing keys.", subcommands: [Rotate.self, List.self])
+        commandName: "keys", abstract: "Rotate and list signing keys; make a master key.", subcommands: [Rotate.self, List.self, NewMasterKey.self])
 
     struct Rotate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -29,6 +29,16 @@ struct KeysCommand: AsyncParsableCommand {
                 let status = record.retiredAt.map { "retired \($0.iso8601)" } ?? "active"
                 print([record.kid, record.algorithm, record.createdAt.iso8601, status].joined(separator: "\t"))
             }
+        }
+    }
+
+    struct NewMasterKey: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print a fresh master key (base64 of 32 random bytes) for LATCHKEY_MASTER_KEY or a master-key file.",
+            discussion: "Every process on one PostgreSQL database needs the same master key: it seals the signing keys in the database.")
+
+        func run() {
+            print(LatchkeyServices.newMasterKey())
         }
     }
 }

@@ -14,7 +14,7 @@ struct Latchkey: AsyncParsableCommand {
 
 /// Options every command shares: where the database is and how to read configuration.
 struct DatabaseOptions: ParsableArguments {
-    @Option(help: "SQLite database file (env LATCHKEY_DATABASE; default ./latchkey.sqlite).")
+    @Option(help: "SQLite database file, or postgres://user:password@host:port/db (env LATCHKEY_DATABASE; default ./latchkey.sqlite).")
     var database: String?
 
     @Option(help: "JSON configuration file (env LATCHKEY_CONFIG).")

@@ -28,7 +28,7 @@ struct Serve: AsyncParsableCommand {
         let services = try await LatchkeyServices.open(configuration: configuration, recordIssuer: true, logger: logger)
         logger.info(
             "starting latchkey",
-            metadata: ["address": "\(configuration.host):\(configuration.port)", "database": "\(configuration.database)", "issuer": "\(services.issuer)"])
+            metadata: ["address": "\(configuration.host):\(configuration.port)", "database": "\(configuration.databaseDescription)", "issuer": "\(services.issuer)"])
         let app = buildApplication(services: services, logger: logger)
         do {
             // SIGTERM/SIGINT: stop accepting, let in-flight requests finish, then close the database.

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Logging
 
@@ -30,7 +31,15 @@ public struct LatchkeyServices: Sendable {
     public static func open(
         configuration: LatchkeyConfiguration, clock: any WallClock = SystemClock(), recordIssuer: Bool, logger: Logger
     ) async throws -> LatchkeyServices {
-        let database = try await SQLiteLatchkeyDatabase(path: configuration.database, logger: logger)
+        try Self.validate(configuration)
+        let database: any LatchkeyDatabase
+        if configuration.usesPostgres {
+            database = try await PostgresLatchkeyDatabase(
+                url: configuration.database, timeout: configuration.databaseTimeout,
+                maximumConnections: configuration.databaseMaxConnections, logger: logger)
+        } else {
+            database = try await SQLiteLatchkeyDatabase(path: configuration.database, logger: logger)
+        }
         do {
             return try await Self.open(configuration: configuration, database: database, clock: clock, recordIssuer: recordIssuer, logger: logger)
         } catch {
@@ -46,9 +55,7 @@ public struct LatchkeyServices: Sendable {
         try Self.validate(configuration)
         try await Migrations.run(on: database, clock: clock, logger: logger)
         let store = SQLLatchkeyStore(database: database)
-        let masterKey =
-            try configuration.masterKey.map(MasterKey.init(base64:))
-            ?? MasterKey.loadOrCreate(filePath: MasterKey.defaultFilePath(forDatabase: configuration.database))
+        let masterKey = try Self.masterKey(configuration)
         let issuer: String
         if recordIssuer || configuration.publicURL != nil {
             issuer = configuration.issuer
@@ -91,7 +98,29 @@ public struct LatchkeyServices: Sendable {
         public let description: String
     }
 
+    /// A fresh random master key, as base64 text for `master-key`.
+    public static func newMasterKey() -> String {
+        SymmetricKey(size: .bits256).withUnsafeBytes { Data($0).base64EncodedString() }
+    }
+
+    static func masterKey(_ configuration: LatchkeyConfiguration) throws -> MasterKey {
+        if let text = configuration.masterKey { return try MasterKey(base64: text) }
+        if let file = configuration.masterKeyFile { return try MasterKey.loadOrCreate(filePath: file) }
+        return try MasterKey.loadOrCreate(filePath: MasterKey.defaultFilePath(forDatabase: configuration.database))
+    }
+
     static func validate(_ configuration: LatchkeyConfiguration) throws {
+        if configuration.usesPostgres {
+            _ = try PostgresLatchkeyDatabase.Location(url: configuration.database)
+            if configuration.masterKey == nil && configuration.masterKeyFile == nil {
+                throw ConfigurationError(
+                    description: """
+                        PostgreSQL needs the master key given, the same to every process: set master-key (LATCHKEY_MASTER_KEY, \
+                        base64 of 32 bytes; `latchkey keys new-master-key` prints one) or master-key-file (LATCHKEY_MASTER_KEY_FILE)
+                        """)
+            }
+            if configuration.databaseTimeout <= 0 { throw ConfigurationError(description: "database.timeout must be more than 0 seconds") }
+        }
         if let bad = configuration.invalidAuthorizationRules.first {
             throw ConfigurationError(
                 description: "authorize.routes: cannot read \"\(bad)\"; write \"<METHOD or *> <path prefix> <public|device|bearer|user> [<meter>]\"")

@@ -59,6 +59,7 @@ extension SQLLatchkeyStore: BudgetStore {
         async throws -> UsageOutcome
     {
         try await self.database.transaction { sql in
+            try await Self.serialize(on: "usage " + userID, sql)
             guard try await sql.raw("SELECT id FROM users WHERE id = \(bind: userID)").first() != nil else { return .unknownUser }
             let seen = try await sql.raw(
                 "SELECT amount FROM usage_records WHERE user_id = \(bind: userID) AND idempotency_key = \(bind: idempotencyKey)"

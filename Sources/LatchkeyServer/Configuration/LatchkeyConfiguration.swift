@@ -7,10 +7,17 @@ import Logging
 ///
 /// Keys (environment variable in brackets; a JSON config file uses the same dotted keys as nested objects):
 /// - `host` (`LATCHKEY_HOST`, default `127.0.0.1`), `port` (`LATCHKEY_PORT`, default `8080`)
-/// - `database` (`LATCHKEY_DATABASE`, default `./latchkey.sqlite`): an SQLite file path
+/// - `database` (`LATCHKEY_DATABASE`, default `./latchkey.sqlite`): an SQLite file path, or a
+///   `postgres://user:password@host:port/database` URL (query options `sslmode=disable|prefer|require` and
+///   `search_path=<schema>`) for PostgreSQL, which several server processes can share
+/// - `database.timeout` (seconds, default 5): PostgreSQL only — the bound on every database operation, waiting
+///   for a connection included; past it the request answers 503. `database.max-connections` (default 20): the
+///   pool size of each process
 /// - `public-url` (`LATCHKEY_PUBLIC_URL`, default `http://<host>:<port>`): the token issuer and base of the JWKS URL
 /// - `audience` (`LATCHKEY_AUDIENCE`, default `latchkey`): the `aud` claim of every token
-/// - `master-key` (`LATCHKEY_MASTER_KEY`, secret): base64 of 32 bytes; default: a key file beside the database
+/// - `master-key` (`LATCHKEY_MASTER_KEY`, secret): base64 of 32 bytes, or `master-key-file`
+///   (`LATCHKEY_MASTER_KEY_FILE`): a file holding it, created (mode 0600) when missing. Default for SQLite: the
+///   file `<database>.key`. PostgreSQL needs one of the two, the same on every process.
 /// - `tokens.session-lifetime`, `tokens.guest-lifetime`, `tokens.access-code-lifetime`, `tokens.refresh-lifetime`,
 ///   `tokens.refresh-grace` (seconds; defaults 900, 900, 2592000, 2592000, 10)
 /// - `guest.max-actions-per-day` (default 5), `guest.features-disabled` (comma-separated, default none): the
@@ -31,8 +38,14 @@ public struct LatchkeyConfiguration: Sendable {
     public var database: String = "./latchkey.sqlite"
     public var publicURL: String?
     public var audience: String = "latchkey"
-    /// Base64 of 32 bytes; nil means "use the key file beside the database".
+    /// Base64 of 32 bytes; nil means "use `masterKeyFile`".
     public var masterKey: String?
+    /// A file holding the master key; nil means `<database>.key` for SQLite.
+    public var masterKeyFile: String?
+    /// PostgreSQL: the bound on one database operation, in seconds.
+    public var databaseTimeout: TimeInterval = 5
+    /// PostgreSQL: connections in this process's pool.
+    public var databaseMaxConnections: Int = 20
     public var tokens = TokenPolicy()
     /// What `POST /api/v1/auth/guest` reports as the guest's limitations.
     public var guestLimitations = GuestLimitations(maxActionsPerDay: 5, featuresDisabled: [])
@@ -64,6 +77,9 @@ public struct LatchkeyConfiguration: Sendable {
         self.publicURL = reader.string(forKey: "public-url")
         self.audience = reader.string(forKey: "audience", default: defaults.audience)
         self.masterKey = reader.string(forKey: "master-key", isSecret: true)
+        self.masterKeyFile = reader.string(forKey: "master-key-file")
+        self.databaseTimeout = reader.double(forKey: "database.timeout", default: defaults.databaseTimeout)
+        self.databaseMaxConnections = reader.int(forKey: "database.max-connections", default: defaults.databaseMaxConnections)
         self.tokens = TokenPolicy(reader: reader.scoped(to: "tokens"))
         self.guestLimitations = GuestLimitations(
             maxActionsPerDay: reader.int(forKey: "guest.max-actions-per-day", default: defaults.guestLimitations.maxActionsPerDay ?? 5),
@@ -82,6 +98,15 @@ public struct LatchkeyConfiguration: Sendable {
         self.revocationPollInterval = reader.double(forKey: "revocations.poll-interval", default: defaults.revocationPollInterval)
         self.logLevel = reader.string(forKey: "log-level").flatMap(Logger.Level.init(rawValue:)) ?? defaults.logLevel
     }
+
+    /// `database` fit for a log line: a PostgreSQL URL loses its password.
+    public var databaseDescription: String {
+        guard self.usesPostgres else { return self.database }
+        return (try? PostgresLatchkeyDatabase.Location(url: self.database).description) ?? "postgres://(unreadable URL)"
+    }
+
+    /// Whether `database` names PostgreSQL.
+    public var usesPostgres: Bool { PostgresLatchkeyDatabase.Location.isPostgres(self.database) }
 
     /// The issuer: `public-url` without a trailing slash, else `http://host:port`.
     public var issuer: String {

@@ -21,6 +21,8 @@ public protocol RateLimitStore: Sendable {
 extension SQLLatchkeyStore: RateLimitStore {
     public func recordHit(bucket: String, limit: Int, window: TimeInterval, now: Date) async throws -> RateLimitDecision {
         try await self.database.transaction { sql in
+            // On PostgreSQL concurrent transactions would each count the same hits: one at a time per bucket.
+            try await Self.serialize(on: "rate-limit " + bucket, sql)
             // Hits that left the window go first, so the table holds at most `limit` rows per bucket.
             try await sql.raw("DELETE FROM rate_limit_hits WHERE bucket = \(bind: bucket) AND at <= \(bind: (now - window).stored)").run()
             let row = try await sql.raw("SELECT COUNT(*) AS hits, MIN(at) AS oldest FROM rate_limit_hits WHERE bucket = \(bind: bucket)")

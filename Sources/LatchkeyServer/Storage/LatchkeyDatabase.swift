@@ -7,9 +7,9 @@ import SQLKit
 /// everything it meant to or nothing.
 public protocol LatchkeyDatabase: Sendable {
     /// Runs `body` in one transaction.
-    func transaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T
     /// Runs read-only statements that need no transaction.
-    func read<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T
+    func read<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T
     /// Closes the connection(s).
     func close() async
     /// Which SQL dialect the database speaks, for the few statements that differ.

@@ -7,7 +7,8 @@ import SQLKit
 /// Types are chosen to mean the same on SQLite and PostgreSQL: times are seconds since 1970 as
 /// `DOUBLE PRECISION`, IDs are canonical lowercase UUID strings, binary values are base64 text.
 /// `{clustered}` marks tables keyed by text: on SQLite they are `WITHOUT ROWID`, so a row and its
-/// key live in one B-tree and an insert dirties one page instead of two.
+/// key live in one B-tree and an insert dirties one page instead of two. `{serial}` is an increasing
+/// integer key: SQLite's rowid alias, PostgreSQL's `BIGSERIAL`.
 enum Migrations {
     static let all: [(version: Int, statements: [String])] = [
         (
@@ -59,7 +60,7 @@ enum Migrations {
                 // What other processes must drop from their verification caches, in commit order.
                 """
                 CREATE TABLE revocations (
-                    seq INTEGER PRIMARY KEY, scope TEXT NOT NULL, value TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL)
+                    seq {serial} PRIMARY KEY, scope TEXT NOT NULL, value TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL)
                 """,
             ]
         ),
@@ -88,28 +89,45 @@ enum Migrations {
         ),
     ]
 
-    /// Applies every migration not yet recorded, each in its own transaction.
+    /// Applies every migration not yet recorded, all in one transaction.
+    ///
+    /// Safe when several processes start at once on an empty database: on PostgreSQL the transaction
+    /// first takes an advisory lock (one per schema), so one process applies the migrations while the others wait and
+    /// then find them recorded; on SQLite the write transaction itself excludes other writers.
     static func run(on database: any LatchkeyDatabase, clock: any WallClock, logger: Logger) async throws {
-        try await database.transaction { sql in
+        let dialect = database.dialect
+        let now = clock.now().timeIntervalSince1970
+        let applied = try await database.transaction { sql -> [Int] in
+            if dialect == .postgresql {
+                try await sql.raw("SELECT pg_advisory_xact_lock(hashtextextended('latchkey migrations ' || current_schema(), 0))").run()
+            }
             try await sql.raw(
                 "CREATE TABLE IF NOT EXISTS latchkey_migrations (version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)"
             ).run()
-        }
-        for migration in Self.all {
-            let applied = try await database.transaction { sql -> Bool in
-                let done = try await sql.raw("SELECT version FROM latchkey_migrations WHERE version = \(bind: migration.version)")
-                    .first() != nil
-                if done { return false }
+            let done = Set(
+                try await sql.raw("SELECT version FROM latchkey_migrations").all().map { try $0.decode(column: "version", as: Int.self) })
+            var applied: [Int] = []
+            for migration in Self.all where !done.contains(migration.version) {
                 for statement in migration.statements {
-                    let clustered = database.dialect == .sqlite ? "WITHOUT ROWID" : ""
-                    try await sql.raw(SQLQueryString(statement.replacingOccurrences(of: "{clustered}", with: clustered))).run()
+                    try await sql.raw(SQLQueryString(Self.render(statement, for: dialect))).run()
                 }
                 try await sql.raw(
-                    "INSERT INTO latchkey_migrations (version, applied_at) VALUES (\(bind: migration.version), \(bind: clock.now().timeIntervalSince1970))"
+                    "INSERT INTO latchkey_migrations (version, applied_at) VALUES (\(bind: migration.version), \(bind: now))"
                 ).run()
-                return true
+                applied.append(migration.version)
             }
-            if applied { logger.info("applied database migration", metadata: ["version": "\(migration.version)"]) }
+            return applied
+        }
+        for version in applied { logger.info("applied database migration", metadata: ["version": "\(version)"]) }
+    }
+
+    /// Fills in the placeholders that differ between the dialects.
+    static func render(_ statement: String, for dialect: DatabaseDialect) -> String {
+        switch dialect {
+        case .sqlite:
+            statement.replacingOccurrences(of: "{clustered}", with: "WITHOUT ROWID").replacingOccurrences(of: "{serial}", with: "INTEGER")
+        case .postgresql:
+            statement.replacingOccurrences(of: " {clustered}", with: "").replacingOccurrences(of: "{serial}", with: "BIGSERIAL")
         }
     }
 }

@@ -10,6 +10,16 @@ public final class SQLLatchkeyStore: Sendable {
     public init(database: any LatchkeyDatabase) {
         self.database = database
     }
+
+    /// Makes concurrent transactions that name the same `key` take turns, until the end of the transaction.
+    ///
+    /// For count-then-insert rules (rate limits, budgets): on PostgreSQL two transactions would
+    /// otherwise both count the same rows under READ COMMITTED. SQLite runs one write transaction at a
+    /// time already, so there it does nothing.
+    static func serialize(on key: String, _ sql: any SQLDatabase) async throws {
+        guard sql.dialect.name == "postgresql" else { return }
+        try await sql.raw("SELECT pg_advisory_xact_lock(hashtextextended(\(bind: key), 0))").run()
+    }
 }
 
 extension SQLRow {

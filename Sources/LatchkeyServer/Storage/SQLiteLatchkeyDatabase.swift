@@ -47,7 +47,7 @@ public final class SQLiteLatchkeyDatabase: LatchkeyDatabase {
         return connection
     }
 
-    public func transaction<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+    public func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         let connection = self.writer.connection
         return try await self.writer.lock.withLock {
             try await connection.raw("BEGIN IMMEDIATE").run()
@@ -62,7 +62,7 @@ public final class SQLiteLatchkeyDatabase: LatchkeyDatabase {
         }
     }
 
-    public func read<T: Sendable>(_ body: @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+    public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         let reader = self.readers[self.nextReader.wrappingAdd(1, ordering: .relaxed).oldValue % self.readers.count]
         // A reader's statements form one snapshot: several queries of one read agree with each other.
         return try await reader.lock.withLock {

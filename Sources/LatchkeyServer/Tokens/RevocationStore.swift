@@ -44,11 +44,24 @@ extension SQLLatchkeyStore: RevocationStore {
 
     public func pruneRevocations(before time: Date) async throws {
         try await self.database.transaction { sql in
-            try await sql.raw("DELETE FROM revocations WHERE created_at < \(bind: time.stored)").run()
+            // The newest entry stays: SQLite would otherwise hand out its sequence number again once the
+            // table is empty, and running processes, whose cursor is past it, would never read the new entries.
+            try await sql.raw(
+                "DELETE FROM revocations WHERE created_at < \(bind: time.stored) AND seq < (SELECT MAX(seq) FROM revocations)"
+            ).run()
         }
     }
 
+    /// Appends to the feed; call it last in a transaction.
+    ///
+    /// On PostgreSQL sequence numbers are handed out at insert but become visible at commit, so a reader
+    /// could see 7 before 6 commits and skip 6 for good. A table lock, held to the commit, makes the
+    /// writers of the feed take turns, so entries become visible in sequence order. (Readers do not wait.)
     static func recordRevocation(scope: RevocationScope, values: [String], at time: Date, on sql: any SQLDatabase) async throws {
+        guard !values.isEmpty else { return }
+        if sql.dialect.name == "postgresql" {
+            try await sql.raw("LOCK TABLE revocations IN SHARE ROW EXCLUSIVE MODE").run()
+        }
         for value in values {
             try await sql.raw(
                 "INSERT INTO revocations (scope, value, created_at) VALUES (\(bind: scope.rawValue), \(bind: value), \(bind: time.stored))"

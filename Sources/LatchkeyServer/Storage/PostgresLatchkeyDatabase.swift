@@ -1,0 +1,224 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresKit
+import PostgresNIO
+import SQLKit
+import Synchronization
+
+/// PostgreSQL, for several server processes on one database: a pool of connections (PostgresNIO's
+/// `PostgresClient`) shared by every request of this process.
+///
+/// Each ``transaction(_:)`` runs on one pooled connection between `BEGIN` and `COMMIT` (READ COMMITTED);
+/// the stores make their read-modify-write steps safe under concurrency with conditional updates and
+/// row or advisory locks. Every operation — waiting for a connection included — is bounded by
+/// `database.timeout`: when PostgreSQL is away, callers get ``StoreError/unavailable(_:)`` (HTTP 503)
+/// within that bound instead of waiting, and the pool reconnects by itself once PostgreSQL is back.
+///
+/// The client runs from `init` until ``close()``, so migrations and CLI commands can use it before and
+/// after `serve`'s service group; `serve` closes it only after the HTTP server has drained.
+public final class PostgresLatchkeyDatabase: LatchkeyDatabase {
+    /// A `postgres://` URL, read into PostgresNIO's configuration.
+    public struct Location: Sendable, CustomStringConvertible {
+        public var configuration: PostgresClient.Configuration
+        /// The URL without its password, for logs and messages.
+        public let description: String
+
+        /// Reads `postgres://user:password@host:port/database?sslmode=disable&search_path=name`.
+        ///
+        /// `sslmode` is `disable`, `prefer` (the default: TLS when the server offers it) or `require`;
+        /// `search_path` sets the schema the tables live in (default: the user's default, `public`).
+        public init(url: String) throws {
+            guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
+                scheme == "postgres" || scheme == "postgresql"
+            else { throw StoreError.unavailable("not a postgres:// URL") }
+            guard let host = components.host, !host.isEmpty else { throw StoreError.unavailable("the PostgreSQL URL names no host") }
+            guard let user = components.user, !user.isEmpty else { throw StoreError.unavailable("the PostgreSQL URL names no user") }
+            let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+            let query = Dictionary((components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { $1 })
+            let tls: PostgresClient.Configuration.TLS
+            switch query["sslmode"] ?? "prefer" {
+            case "disable": tls = .disable
+            case "prefer", "allow": tls = .prefer(.makeClientConfiguration())
+            case "require", "verify-ca", "verify-full": tls = .require(.makeClientConfiguration())
+            case let other: throw StoreError.unavailable("sslmode \(other) is not one of disable, prefer, require")
+            }
+            self.configuration = PostgresClient.Configuration(
+                host: host, port: components.port ?? 5432, username: user.removingPercentEncoding ?? user,
+                password: components.password.map { $0.removingPercentEncoding ?? $0 },
+                database: database.isEmpty ? nil : (database.removingPercentEncoding ?? database), tls: tls)
+            if let searchPath = query["search_path"], !searchPath.isEmpty {
+                self.configuration.options.additionalStartupParameters.append(("search_path", searchPath))
+            }
+            var shown = components
+            shown.password = nil
+            self.description = shown.string ?? "postgres://\(host)"
+        }
+
+        /// Whether `value` names PostgreSQL rather than an SQLite file.
+        public static func isPostgres(_ value: String) -> Bool {
+            let lowered = value.lowercased()
+            return lowered.hasPrefix("postgres://") || lowered.hasPrefix("postgresql://")
+        }
+    }
+
+    let client: PostgresClient
+    private let runner: Task<Void, Never>
+    private let timeout: Duration
+    private let logger: Logger
+    public var dialect: DatabaseDialect { .postgresql }
+
+    /// Starts a connection pool for `location`; nothing connects until the first operation.
+    ///
+    /// - Parameters:
+    ///   - timeout: the bound on every operation, waiting for a connection included.
+    ///   - maximumConnections: the pool's size.
+    public init(location: Location, timeout: TimeInterval = 5, maximumConnections: Int = 20, logger: Logger) {
+        var configuration = location.configuration
+        configuration.options.maximumConnections = max(1, maximumConnections)
+        configuration.options.connectTimeout = .milliseconds(Int64(max(0.1, timeout) * 1000))
+        self.timeout = .milliseconds(Int64(max(0.1, timeout) * 1000))
+        self.logger = logger
+        var background = logger
+        // The pool retries a lost server on its own; its per-attempt messages would flood the log.
+        background.logLevel = max(logger.logLevel, .error)
+        let client = PostgresClient(configuration: configuration, backgroundLogger: background)
+        self.client = client
+        self.runner = Task { await client.run() }
+    }
+
+    /// Opens `url` and checks that the server answers (within `timeout`).
+    public convenience init(url: String, timeout: TimeInterval = 5, maximumConnections: Int = 20, logger: Logger) async throws {
+        self.init(location: try Location(url: url), timeout: timeout, maximumConnections: maximumConnections, logger: logger)
+        do {
+            try await self.ping()
+        } catch {
+            await self.close()
+            throw error
+        }
+    }
+
+    public func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        try await self.withConnection { connection in
+            let sql = connection.sql(queryLogLevel: nil)
+            try await sql.raw("BEGIN").run()
+            do {
+                let result = try await body(sql)
+                try await sql.raw("COMMIT").run()
+                return result
+            } catch {
+                do {
+                    try await sql.raw("ROLLBACK").run()
+                } catch {
+                    // A connection that may still be inside the transaction must not go back to the pool.
+                    try? await connection.close()
+                }
+                throw error
+            }
+        }
+    }
+
+    public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        try await self.withConnection { connection in try await body(connection.sql(queryLogLevel: nil)) }
+    }
+
+    public func close() async {
+        self.runner.cancel()
+        await self.runner.value
+    }
+
+    /// Leases a connection for `body`, within the timeout, translating PostgreSQL's failures.
+    private func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        let client = self.client
+        do {
+            return try await withDeadline(self.timeout) {
+                try await client.withConnection { connection in try await body(connection) }
+            }
+        } catch let error as PSQLError {
+            throw Self.translate(error)
+        }
+    }
+
+    /// Integrity violations (class 23: unique, foreign key, not null, check) are conflicts, as on SQLite;
+    /// lost connections, refused connections and a closing pool mean the database is unavailable.
+    /// Anything else the server reports (a bug in a statement) stays an internal error.
+    static func translate(_ error: PSQLError) -> any Error {
+        if error.code == .server {
+            let state = error.serverInfo?[.sqlState] ?? ""
+            if state.hasPrefix("23") { return StoreError.conflict }
+            // Connection exceptions, insufficient resources, operator intervention (shutdown),
+            // serialization failures and deadlocks: the operation had no effect; try again later.
+            if ["08", "53", "57", "40"].contains(where: state.hasPrefix) {
+                return StoreError.unavailable("PostgreSQL refused the operation (SQLSTATE \(state))")
+            }
+            return error
+        }
+        switch error.code {
+        case .queryCancelled, .clientClosedConnection, .serverClosedConnection, .connectionError, .uncleanShutdown, .poolClosed,
+            .sslUnsupported, .failedToAddSSLHandler, .unsupportedAuthMechanism, .authMechanismRequiresPassword, .saslError:
+            return StoreError.unavailable("PostgreSQL is not reachable (\(error.code))")
+        default:
+            return error
+        }
+    }
+}
+
+/// Runs `operation` in a task of its own and answers within `timeout`: with its result, or with
+/// ``StoreError/unavailable(_:)`` when it takes longer (the operation is then cancelled and left to end
+/// by itself; a transaction that had not committed rolls back).
+func withDeadline<T: Sendable>(_ timeout: Duration, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+    let race = DeadlineRace<T>()
+    return try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { continuation in
+            race.begin(
+                continuation,
+                work: Task {
+                    do { race.finish(.success(try await operation())) } catch { race.finish(.failure(error)) }
+                },
+                timer: Task {
+                    do { try await Task.sleep(for: timeout) } catch { return }
+                    race.finish(.failure(StoreError.unavailable("no answer within \(timeout)")))
+                })
+        }
+    } onCancel: {
+        race.finish(.failure(CancellationError()))
+    }
+}
+
+/// Whichever of the work, the timer or cancellation comes first resumes the caller; the others are cancelled.
+private final class DeadlineRace<T: Sendable>: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<T, any Error>?
+        var outcome: Result<T, any Error>?
+        var tasks: [Task<Void, Never>] = []
+    }
+    private let state = Mutex(State())
+
+    func begin(_ continuation: CheckedContinuation<T, any Error>, work: Task<Void, Never>, timer: Task<Void, Never>) {
+        let early: Result<T, any Error>? = self.state.withLock { state in
+            if let outcome = state.outcome { return outcome }
+            state.continuation = continuation
+            state.tasks = [work, timer]
+            return nil
+        }
+        if let early {
+            work.cancel()
+            timer.cancel()
+            continuation.resume(with: early)
+        }
+    }
+
+    func finish(_ outcome: Result<T, any Error>) {
+        let (continuation, tasks): (CheckedContinuation<T, any Error>?, [Task<Void, Never>]) = self.state.withLock { state in
+            if state.outcome != nil { return (nil, []) }
+            state.outcome = outcome
+            defer {
+                state.continuation = nil
+                state.tasks = []
+            }
+            return (state.continuation, state.tasks)
+        }
+        for task in tasks { task.cancel() }
+        continuation?.resume(with: outcome)
+    }
+}
