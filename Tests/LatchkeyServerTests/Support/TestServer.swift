@@ -15,7 +15,8 @@ enum Transport: String, CaseIterable, CustomStringConvertible, Sendable {
     var description: String { self.rawValue }
 }
 
-/// A Latchkey server over a fresh SQLite file in a temporary directory, with a manual clock.
+/// A Latchkey server over a fresh database — an SQLite file in a temporary directory, or a schema of its
+/// own on the test PostgreSQL (``TestBackend/general``) — with a manual clock.
 struct TestServer: Sendable {
     static let issuer = "http://latchkey.test"
     static let masterKey = Data(repeating: 7, count: 32).base64EncodedString()
@@ -27,14 +28,24 @@ struct TestServer: Sendable {
     var databasePath: String { self.services.configuration.database }
 
     /// Opens a server; `configure` may change the defaults (lifetimes, limits…).
+    ///
+    /// - Parameters:
+    ///   - backend: where a fresh database is made; ignored when `database` is given.
+    ///   - database: an existing database to open (another test server's ``databasePath``), as a second process would.
     static func make(
-        clock: ManualClock = ManualClock(), directory: URL? = nil, logger: Logger? = nil,
-        configure: (inout LatchkeyConfiguration) -> Void = { _ in }
+        clock: ManualClock = ManualClock(), directory: URL? = nil, backend: TestBackend = .general, database: String? = nil,
+        logger: Logger? = nil, configure: (inout LatchkeyConfiguration) -> Void = { _ in }
     ) async throws -> TestServer {
         let directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         var configuration = LatchkeyConfiguration()
-        configuration.database = directory.appendingPathComponent("latchkey.sqlite").path
+        if let database {
+            configuration.database = database
+        } else {
+            configuration.database = try await backend.freshDatabase(in: directory)
+        }
+        configuration.databaseMaxConnections = 2
+        configuration.databaseTimeout = 30  // hundreds of test servers share one PostgreSQL; the fault tests set their own
         configuration.publicURL = Self.issuer
         configuration.masterKey = Self.masterKey
         configuration.port = 0

@@ -1,0 +1,708 @@
+import Foundation
+import LatchkeyAPI
+import Logging
+import Testing
+
+// `@testable`: the records' memberwise initialisers and `Migrations` are internal. Debug builds (the
+// only ones `swift test` and `scripts/test` make) compile LatchkeyServer with testing enabled.
+@testable import LatchkeyServer
+
+/// One behaviour every store implementation must have, written once and run on each database.
+struct StoreContract: Sendable, CustomStringConvertible {
+    let description: String
+    let run: @Sendable (SQLLatchkeyStore) async throws -> Void
+
+    init(_ description: String, _ run: @escaping @Sendable (SQLLatchkeyStore) async throws -> Void) {
+        self.description = description
+        self.run = run
+    }
+}
+
+@Suite("Store contract: SQLite")
+struct SQLiteStoreContractTests {
+    @Test(arguments: StoreContract.all)
+    func contract(_ contract: StoreContract) async throws {
+        try await withStore(.sqlite, contract.run)
+    }
+}
+
+@Suite("Store contract: PostgreSQL", .enabled(if: TestPostgres.isAvailable, TestPostgres.skipReason))
+struct PostgresStoreContractTests {
+    @Test(arguments: StoreContract.all)
+    func contract(_ contract: StoreContract) async throws {
+        try await withStore(.postgresql, contract.run)
+    }
+}
+
+/// Runs `body` on a store over a fresh, migrated database of `backend`, then closes the database
+/// (also when `body` throws).
+private func withStore(_ backend: TestBackend, _ body: @Sendable (SQLLatchkeyStore) async throws -> Void) async throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-store-contract-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let location = try await backend.freshDatabase(in: directory)
+    let logger = TestServer.quietLogger
+    let database: any LatchkeyDatabase =
+        switch backend {
+        case .sqlite: try await SQLiteLatchkeyDatabase(path: location, logger: logger)
+        // Several connections, so the concurrency contracts really run transactions side by side; few
+        // enough that contracts running in parallel stay well under PostgreSQL's connection limit.
+        case .postgresql: try await PostgresLatchkeyDatabase(url: location, timeout: 30, maximumConnections: 6, logger: logger)
+        }
+    do {
+        try await Migrations.run(on: database, clock: ManualClock(start: contractEpoch), logger: logger)
+        try await body(SQLLatchkeyStore(database: database))
+    } catch {
+        await database.close()
+        throw error
+    }
+    await database.close()
+}
+
+// MARK: - Fixtures
+
+/// The contracts' "now". Whole seconds, so stored times read back exactly.
+private let contractEpoch = Date(timeIntervalSince1970: 1_900_000_000)
+
+private func at(_ seconds: TimeInterval) -> Date { contractEpoch.addingTimeInterval(seconds) }
+
+private func newID() -> String { UUID().uuidString.lowercased() }
+
+private func newSession(user: String, device: String? = nil, at time: Date = at(0), expiresIn lifetime: TimeInterval = 3600) -> NewSession {
+    NewSession(
+        id: newID(), userID: user, deviceID: device, createdAt: time, refreshTokenHash: "hash-" + newID(),
+        refreshTokenExpiresAt: time.addingTimeInterval(lifetime))
+}
+
+private func record(_ session: NewSession, revokedAt: Date? = nil) -> SessionRecord {
+    SessionRecord(id: session.id, userID: session.userID, deviceID: session.deviceID, createdAt: session.createdAt, revokedAt: revokedAt)
+}
+
+/// Registers a new device (its user, the device, its first session) the way `register-device` does.
+private func registerDevice(_ store: SQLLatchkeyStore, at time: Date = at(0)) async throws -> (device: DeviceRecord, session: NewSession) {
+    let id = newID()
+    let device = DeviceRecord(id: id, userID: id, secretHash: "secret-" + newID(), createdAt: time, lastSeenAt: time)
+    let session = newSession(user: id, device: id, at: time)
+    try await store.registerNewDevice(device, session: session)
+    return (device, session)
+}
+
+private func accessCode(user: String, at time: Date, note: String? = nil) -> AccessCodeRecord {
+    AccessCodeRecord(id: newID(), userID: user, note: note, createdAt: time, expiresAt: time.addingTimeInterval(86_400), revokedAt: nil)
+}
+
+private func signingKey(at time: Date) -> SigningKeyRecord {
+    SigningKeyRecord(
+        kid: newID(), algorithm: "ES256", publicKeyPEM: "public " + newID(), sealedPrivateKey: "sealed " + newID(), createdAt: time,
+        retiredAt: nil)
+}
+
+/// Every revocation entry, oldest first.
+private func feed(_ store: SQLLatchkeyStore) async throws -> [RevocationEvent] {
+    try await store.revocations(after: 0, limit: 10_000)
+}
+
+/// Runs `count` copies of `operation` at once and returns their results.
+private func concurrently<T: Sendable>(_ count: Int, _ operation: @escaping @Sendable (Int) async throws -> T) async throws -> [T] {
+    try await withThrowingTaskGroup(of: T.self) { group in
+        for index in 0..<count { group.addTask { try await operation(index) } }
+        var results: [T] = []
+        for try await result in group { results.append(result) }
+        return results
+    }
+}
+
+// MARK: - The contracts
+
+extension StoreContract {
+    static let all: [StoreContract] =
+        users + devices + sessions + sessionConcurrency + accessCodes + signingKeys + rateLimits + budgets + revocationFeed
+
+    // MARK: Users
+
+    static let users: [StoreContract] = [
+        StoreContract("users: register creates once, read back with kind and time") { store async throws in
+            let id = newID()
+            #expect(try await store.user(id: id) == nil)
+            #expect(try await store.registerUser(id: id, kind: .federated, at: at(5)))
+            #expect(try await store.user(id: id) == UserRecord(id: id, kind: .federated, createdAt: at(5)))
+            // A second registration changes nothing.
+            #expect(try await store.registerUser(id: id, kind: .device, at: at(9)) == false)
+            #expect(try await store.user(id: id) == UserRecord(id: id, kind: .federated, createdAt: at(5)))
+        },
+        StoreContract("users: list orders by creation time then ID, with limit and offset") { store async throws in
+            // IDs in the reverse order of their creation times, so ordering by ID alone would fail.
+            let ids = (0..<3).map { _ in newID() }.sorted(by: >)
+            for (index, id) in ids.enumerated() {
+                #expect(try await store.registerUser(id: id, kind: .device, at: at(Double(index))))
+            }
+            // Two users created at the same time come in ID order.
+            let tied = ["ffffffff-0000-4000-8000-000000000002", "ffffffff-0000-4000-8000-000000000001"]
+            for id in tied { #expect(try await store.registerUser(id: id, kind: .device, at: at(10))) }
+            let expected = ids + tied.sorted()
+            #expect(try await store.users(limit: 100, offset: 0).map(\.id) == expected)
+            #expect(try await store.users(limit: 2, offset: 1).map(\.id) == Array(expected[1...2]))
+            #expect(try await store.users(limit: 10, offset: 5).isEmpty)
+        },
+        StoreContract("users: delete cascades devices, sessions and access codes, and only the user's own") { store async throws in
+            let (device, session) = try await registerDevice(store)
+            let second = newSession(user: device.userID, device: device.id, at: at(1))
+            try await store.createSession(second)
+            let code = accessCode(user: device.userID, at: at(2))
+            try await store.insertAccessCode(code)
+            // A bystander whose rows must survive.
+            let (otherDevice, otherSession) = try await registerDevice(store)
+            let otherCode = accessCode(user: otherDevice.userID, at: at(3))
+            try await store.insertAccessCode(otherCode)
+            let before = try await store.latestRevocationSequence()
+
+            let deleted = try #require(try await store.deleteUser(id: device.userID, at: at(20)))
+            #expect(deleted.userID == device.userID)
+            #expect(Set(deleted.sessionIDs) == [session.id, second.id])
+            #expect(deleted.sessionIDs.count == 2)
+            #expect(deleted.accessCodeIDs == [code.id])
+
+            #expect(try await store.user(id: device.userID) == nil)
+            #expect(try await store.device(id: device.id) == nil)
+            #expect(try await store.devices(ofUser: device.userID).isEmpty)
+            #expect(try await store.profile(ofUser: device.userID) == nil)
+            #expect(try await store.session(id: session.id) == nil)
+            #expect(try await store.session(id: second.id) == nil)
+            #expect(try await store.isRefreshTokenSpent(sessionID: session.id, hash: session.refreshTokenHash) == nil)
+            #expect(try await store.accessCode(id: code.id) == nil)
+            // The deletion is in the feed, for other processes' caches.
+            let entries = try await store.revocations(after: before, limit: 100)
+            #expect(entries.map(\.scope) == [.user])
+            #expect(entries.map(\.value) == [device.userID])
+
+            #expect(try await store.user(id: otherDevice.userID) != nil)
+            #expect(try await store.device(id: otherDevice.id) == otherDevice)
+            #expect(try await store.session(id: otherSession.id) == record(otherSession))
+            #expect(try await store.accessCode(id: otherCode.id) == otherCode)
+            #expect(try await store.accessCodes() == [otherCode])
+        },
+        StoreContract("users: deleting an unknown or already deleted user returns nil and records nothing") { store async throws in
+            #expect(try await store.deleteUser(id: newID(), at: at(1)) == nil)
+            let id = newID()
+            #expect(try await store.registerUser(id: id, kind: .device, at: at(0)))
+            #expect(try await store.deleteUser(id: id, at: at(1)) == DeletedUser(userID: id, sessionIDs: [], accessCodeIDs: []))
+            let latest = try await store.latestRevocationSequence()
+            #expect(try await store.deleteUser(id: id, at: at(2)) == nil)
+            #expect(try await store.latestRevocationSequence() == latest)
+        },
+    ]
+
+    // MARK: Devices
+
+    static let devices: [StoreContract] = [
+        StoreContract("devices: registering creates the device user, the device (last seen = created) and its session") { store async throws in
+            let (device, session) = try await registerDevice(store, at: at(7))
+            #expect(device.lastSeenAt == at(7))
+            #expect(try await store.device(id: device.id) == device)
+            #expect(try await store.user(id: device.userID) == UserRecord(id: device.userID, kind: .device, createdAt: at(7)))
+            #expect(try await store.devices(ofUser: device.userID) == [device])
+            let profile = try #require(try await store.profile(ofUser: device.userID))
+            #expect(profile.user.id == device.userID)
+            #expect(profile.devices == [device])
+            #expect(profile.identities.isEmpty)
+            #expect(try await store.session(id: session.id) == record(session))
+            #expect(try await store.isRefreshTokenSpent(sessionID: session.id, hash: session.refreshTokenHash) == false)
+        },
+        StoreContract("devices: unknown device and user lookups are empty") { store async throws in
+            _ = try await registerDevice(store)
+            let unknown = newID()
+            #expect(try await store.device(id: unknown) == nil)
+            #expect(try await store.devices(ofUser: unknown).isEmpty)
+            #expect(try await store.profile(ofUser: unknown) == nil)
+        },
+        StoreContract("devices: a duplicate device ID is a conflict and writes nothing") { store async throws in
+            let (device, _) = try await registerDevice(store)
+            // Same device ID under a fresh user ID: the user insert would succeed, the device insert conflicts.
+            let otherUser = newID()
+            let duplicate = DeviceRecord(id: device.id, userID: otherUser, secretHash: "other", createdAt: at(1), lastSeenAt: at(1))
+            let session = newSession(user: otherUser, device: device.id, at: at(1))
+            await #expect(throws: StoreError.conflict) {
+                try await store.registerNewDevice(duplicate, session: session)
+            }
+            // All or nothing: neither the user nor the session of the failed registration exists.
+            #expect(try await store.user(id: otherUser) == nil)
+            #expect(try await store.session(id: session.id) == nil)
+            #expect(try await store.device(id: device.id) == device)
+        },
+        StoreContract("devices: registering an existing user's ID again is a conflict") { store async throws in
+            let (device, _) = try await registerDevice(store)
+            let again = DeviceRecord(id: device.id, userID: device.userID, secretHash: "again", createdAt: at(1), lastSeenAt: at(1))
+            await #expect(throws: StoreError.conflict) {
+                try await store.registerNewDevice(again, session: newSession(user: device.userID, device: device.id, at: at(1)))
+            }
+            #expect(try await store.device(id: device.id)?.secretHash == device.secretHash)
+        },
+    ]
+
+    // MARK: Sessions
+
+    static let sessions: [StoreContract] = [
+        StoreContract("sessions: create and read; unknown session is nil; session of unknown user is a conflict") { store async throws in
+            let user = newID()
+            #expect(try await store.registerUser(id: user, kind: .federated, at: at(0)))
+            let session = newSession(user: user, at: at(3))
+            try await store.createSession(session)
+            #expect(try await store.session(id: session.id) == record(session))
+            #expect(try await store.session(id: newID()) == nil)
+            await #expect(throws: StoreError.conflict) {
+                try await store.createSession(newSession(user: newID()))
+            }
+            await #expect(throws: StoreError.conflict) {
+                try await store.createSession(session)
+            }
+        },
+        StoreContract("sessions: rotate first use, reuse within grace, reuse after grace revokes and is in the feed") { store async throws in
+            let (_, session) = try await registerDevice(store)
+            let successor = "hash-" + newID()
+            let first = try await store.rotateRefreshToken(
+                sessionID: session.id, presentedHash: session.refreshTokenHash, successorHash: successor,
+                successorExpiresAt: at(3600), now: at(100), graceWindow: 10)
+            #expect(first == .rotated(record(session)))
+            #expect(try await store.isRefreshTokenSpent(sessionID: session.id, hash: session.refreshTokenHash) == true)
+            #expect(try await store.isRefreshTokenSpent(sessionID: session.id, hash: successor) == false)
+
+            // Within the grace window (inclusive): the first use's successor stands, nothing new is stored.
+            let retry = "hash-" + newID()
+            let second = try await store.rotateRefreshToken(
+                sessionID: session.id, presentedHash: session.refreshTokenHash, successorHash: retry,
+                successorExpiresAt: at(3600), now: at(110), graceWindow: 10)
+            #expect(second == .withinGrace(record(session)))
+            #expect(try await store.isRefreshTokenSpent(sessionID: session.id, hash: retry) == nil)
+            #expect(try await store.session(id: session.id)?.revokedAt == nil)
+
+            // After the grace window: reuse, the session is revoked and the revocation is in the feed.
+            let before = try await store.latestRevocationSequence()
+            let third = try await store.rotateRefreshToken(
+                sessionID: session.id, presentedHash: session.refreshTokenHash, successorHash: "hash-" + newID(),
+                successorExpiresAt: at(3600), now: at(111), graceWindow: 10)
+            #expect(third == .reuseDetected(record(session)))
+            #expect(try await store.session(id: session.id)?.revokedAt == at(111))
+            #expect(try await store.latestRevocationSequence() > before)
+            let entries = try await store.revocations(after: before, limit: 100)
+            #expect(entries.map(\.scope) == [.session])
+            #expect(entries.map(\.value) == [session.id])
+
+            // The revoked session's live successor is dead too.
+            let afterRevocation = try await store.rotateRefreshToken(
+                sessionID: session.id, presentedHash: successor, successorHash: "hash-" + newID(),
+                successorExpiresAt: at(3600), now: at(112), graceWindow: 10)
+            #expect(afterRevocation == .invalid)
+        },
+        StoreContract("sessions: the successor of a rotation rotates in turn") { store async throws in
+            let (_, session) = try await registerDevice(store)
+            let successor = "hash-" + newID()
+            #expect(
+                try await store.rotateRefreshToken(
+                    sessionID: session.id, presentedHash: session.refreshTokenHash, successorHash: successor,
+                    successorExpiresAt: at(3600), now: at(10), graceWindow: 10) == .rotated(record(session)))
+            #expect(
+                try await store.rotateRefreshToken(
+                    sessionID: session.id, presentedHash: successor, successorHash: "hash-" + newID(),
+                    successorExpiresAt: at(3600), now: at(20), graceWindow: 10) == .rotated(record(session)))
+        },
+        StoreContract("sessions: an unknown hash, or a hash of another session, is invalid") { store async throws in
+            let (_, session) = try await registerDevice(store)
+            let (_, other) = try await registerDevice(store)
+            #expect(
+                try await store.rotateRefreshToken(
+                    sessionID: session.id, presentedHash: "hash-" + newID(), successorHash: "hash-" + newID(),
+                    successorExpiresAt: at(3600), now: at(1), graceWindow: 10) == .invalid)
+            #expect(
+                try await store.rotateRefreshToken(
+                    sessionID: session.id, presentedHash: other.refreshTokenHash, successorHash: "hash-" + newID(),
+                    successorExpiresAt: at(3600), now: at(1), graceWindow: 10) == .invalid)
+            #expect(
+                try await store.rotateRefreshToken(
+                    sessionID: newID(), presentedHash: session.refreshTokenHash, successorHash: "hash-" + newID(),
+                    successorExpiresAt: at(3600), now: at(1), graceWindow: 10) == .invalid)
+            // None of that spent the real token.
+            #expect(try await store.isRefreshTokenSpent(sessionID: session.id, hash: session.refreshTokenHash) == false)
+            #expect(try await store.isRefreshTokenSpent(sessionID: other.id, hash: other.refreshTokenHash) == false)
+        },
+        StoreContract("sessions: an expired refresh token is invalid, one about to expire is not") { store async throws in
+            let user = newID()
+            #expect(try await store.registerUser(id: user, kind: .device, at: at(0)))
+            let expiring = newSession(user: user, at: at(0), expiresIn: 100)
+            try await store.createSession(expiring)
+            #expect(
+                try await store.rotateRefreshToken(
+                    sessionID: expiring.id, presentedHash: expiring.refreshTokenHash, successorHash: "hash-" + newID(),
+                    successorExpiresAt: at(3600), now: at(100), graceWindow: 10) == .invalid)
+            #expect(try await store.isRefreshTokenSpent(sessionID: expiring.id, hash: expiring.refreshTokenHash) == false)
+            let live = newSession(user: user, at: at(0), expiresIn: 100)
+            try await store.createSession(live)
+            #expect(
+                try await store.rotateRefreshToken(
+                    sessionID: live.id, presentedHash: live.refreshTokenHash, successorHash: "hash-" + newID(),
+                    successorExpiresAt: at(3600), now: at(99), graceWindow: 10) == .rotated(record(live)))
+        },
+        StoreContract("sessions: a revoked session's refresh token is invalid") { store async throws in
+            let (_, session) = try await registerDevice(store)
+            #expect(try await store.revokeSession(id: session.id, reason: "test", at: at(5)))
+            #expect(
+                try await store.rotateRefreshToken(
+                    sessionID: session.id, presentedHash: session.refreshTokenHash, successorHash: "hash-" + newID(),
+                    successorExpiresAt: at(3600), now: at(6), graceWindow: 10) == .invalid)
+            #expect(try await store.isRefreshTokenSpent(sessionID: session.id, hash: session.refreshTokenHash) == false)
+        },
+        StoreContract("sessions: revokeSessions(ofUser:keeping:) returns exactly the revoked IDs and keeps one live") { store async throws in
+            let (device, first) = try await registerDevice(store)
+            let second = newSession(user: device.userID, device: device.id, at: at(1))
+            let third = newSession(user: device.userID, at: at(2))
+            let alreadyRevoked = newSession(user: device.userID, at: at(3))
+            for session in [second, third, alreadyRevoked] { try await store.createSession(session) }
+            #expect(try await store.revokeSession(id: alreadyRevoked.id, reason: "earlier", at: at(4)))
+            let (_, bystander) = try await registerDevice(store)
+            let before = try await store.latestRevocationSequence()
+
+            let revoked = try await store.revokeSessions(ofUser: device.userID, keeping: second.id, reason: "logout_others", at: at(10))
+            #expect(revoked.sorted() == [first.id, third.id].sorted())
+            #expect(try await store.session(id: first.id)?.revokedAt == at(10))
+            #expect(try await store.session(id: third.id)?.revokedAt == at(10))
+            #expect(try await store.session(id: second.id)?.revokedAt == nil)
+            #expect(try await store.session(id: alreadyRevoked.id)?.revokedAt == at(4))
+            #expect(try await store.session(id: bystander.id)?.revokedAt == nil)
+            let entries = try await store.revocations(after: before, limit: 100)
+            #expect(entries.allSatisfy { $0.scope == .session })
+            #expect(entries.map(\.value).sorted() == revoked.sorted())
+
+            // Nothing left to revoke but the kept one.
+            #expect(try await store.revokeSessions(ofUser: device.userID, keeping: second.id, reason: "again", at: at(11)).isEmpty)
+            #expect(try await store.revokeSessions(ofUser: device.userID, keeping: nil, reason: "logout_global", at: at(12)) == [second.id])
+            #expect(try await store.session(id: second.id)?.revokedAt == at(12))
+            #expect(try await store.revokeSessions(ofUser: newID(), keeping: nil, reason: "nobody", at: at(13)).isEmpty)
+            #expect(try await store.session(id: bystander.id)?.revokedAt == nil)
+        },
+        StoreContract("sessions: revokeSession is true once, then false; unknown is false") { store async throws in
+            let (_, session) = try await registerDevice(store)
+            let before = try await store.latestRevocationSequence()
+            #expect(try await store.revokeSession(id: session.id, reason: "logout", at: at(5)))
+            #expect(try await store.session(id: session.id)?.revokedAt == at(5))
+            let latest = try await store.latestRevocationSequence()
+            #expect(latest > before)
+            #expect(try await store.revokeSession(id: session.id, reason: "logout", at: at(6)) == false)
+            #expect(try await store.session(id: session.id)?.revokedAt == at(5))
+            #expect(try await store.revokeSession(id: newID(), reason: "logout", at: at(6)) == false)
+            // Neither no-op added to the feed.
+            #expect(try await store.latestRevocationSequence() == latest)
+        },
+    ]
+
+    static let sessionConcurrency: [StoreContract] = [
+        StoreContract("sessions (concurrent): 20 rotations of one token give exactly one .rotated, the rest .withinGrace") { store async throws in
+            let (_, session) = try await registerDevice(store)
+            let results = try await concurrently(20) { index in
+                try await store.rotateRefreshToken(
+                    sessionID: session.id, presentedHash: session.refreshTokenHash, successorHash: "hash-\(index)-" + newID(),
+                    successorExpiresAt: at(3600), now: at(50), graceWindow: 10)
+            }
+            #expect(results.count == 20)
+            #expect(results.filter { $0 == .rotated(record(session)) }.count == 1)
+            #expect(results.filter { $0 == .withinGrace(record(session)) }.count == 19)
+            #expect(try await store.session(id: session.id)?.revokedAt == nil)
+            #expect(try await store.isRefreshTokenSpent(sessionID: session.id, hash: session.refreshTokenHash) == true)
+        }
+    ]
+
+    // MARK: Access codes
+
+    static let accessCodes: [StoreContract] = [
+        StoreContract("access codes: insert, read, list in creation order") { store async throws in
+            let user = newID()
+            #expect(try await store.registerUser(id: user, kind: .federated, at: at(0)))
+            let later = accessCode(user: user, at: at(20), note: "ci")
+            let earlier = accessCode(user: user, at: at(10))
+            try await store.insertAccessCode(later)
+            try await store.insertAccessCode(earlier)
+            #expect(try await store.accessCode(id: later.id) == later)
+            #expect(try await store.accessCode(id: earlier.id) == earlier)
+            #expect(try await store.accessCode(id: newID()) == nil)
+            #expect(try await store.accessCodes() == [earlier, later])
+        },
+        StoreContract("access codes: duplicate ID or unknown user is a conflict") { store async throws in
+            let user = newID()
+            #expect(try await store.registerUser(id: user, kind: .federated, at: at(0)))
+            let code = accessCode(user: user, at: at(1))
+            try await store.insertAccessCode(code)
+            await #expect(throws: StoreError.conflict) { try await store.insertAccessCode(code) }
+            await #expect(throws: StoreError.conflict) { try await store.insertAccessCode(accessCode(user: newID(), at: at(2))) }
+            #expect(try await store.accessCodes() == [code])
+        },
+        StoreContract("access codes: revoke stamps the first revocation time; unknown is nil") { store async throws in
+            let user = newID()
+            #expect(try await store.registerUser(id: user, kind: .federated, at: at(0)))
+            let code = accessCode(user: user, at: at(1))
+            let other = accessCode(user: user, at: at(2))
+            try await store.insertAccessCode(code)
+            try await store.insertAccessCode(other)
+            var revoked = code
+            revoked.revokedAt = at(30)
+            #expect(try await store.revokeAccessCode(id: code.id, at: at(30)) == revoked)
+            #expect(try await store.accessCode(id: code.id) == revoked)
+            // Revoking again keeps the first time.
+            #expect(try await store.revokeAccessCode(id: code.id, at: at(40)) == revoked)
+            #expect(try await store.accessCode(id: other.id)?.revokedAt == nil)
+            #expect(try await store.accessCodes() == [revoked, other])
+            #expect(try await store.revokeAccessCode(id: newID(), at: at(50)) == nil)
+        },
+    ]
+
+    // MARK: Signing keys and settings
+
+    static let signingKeys: [StoreContract] = [
+        StoreContract("signing keys: activating a key retires every earlier active key") { store async throws in
+            #expect(try await store.signingKeys().isEmpty)
+            let first = signingKey(at: at(10))
+            try await store.activateSigningKey(first)
+            #expect(try await store.signingKeys() == [first])
+
+            let second = signingKey(at: at(20))
+            try await store.activateSigningKey(second)
+            var firstRetired = first
+            firstRetired.retiredAt = at(20)
+            #expect(try await store.signingKeys() == [firstRetired, second])
+
+            let third = signingKey(at: at(30))
+            try await store.activateSigningKey(third)
+            var secondRetired = second
+            secondRetired.retiredAt = at(30)
+            // An already retired key keeps its retirement time.
+            #expect(try await store.signingKeys() == [firstRetired, secondRetired, third])
+            #expect(try await store.signingKeys().filter { $0.retiredAt == nil }.map(\.kid) == [third.kid])
+        },
+        StoreContract("signing keys: a duplicate kid is a conflict and retires nothing") { store async throws in
+            let key = signingKey(at: at(10))
+            try await store.activateSigningKey(key)
+            var again = signingKey(at: at(20))
+            again.kid = key.kid
+            await #expect(throws: StoreError.conflict) { try await store.activateSigningKey(again) }
+            #expect(try await store.signingKeys() == [key])
+        },
+        StoreContract("settings: unknown is nil, set, overwrite, read; names are independent") { store async throws in
+            #expect(try await store.setting("issuer") == nil)
+            try await store.setSetting("issuer", to: "http://a.test")
+            try await store.setSetting("other", to: "x")
+            #expect(try await store.setting("issuer") == "http://a.test")
+            try await store.setSetting("issuer", to: "http://b.test")
+            #expect(try await store.setting("issuer") == "http://b.test")
+            #expect(try await store.setting("other") == "x")
+            #expect(try await store.setting("missing") == nil)
+        },
+    ]
+
+    // MARK: Rate limits
+
+    static let rateLimits: [StoreContract] = [
+        StoreContract("rate limits: exactly `limit` hits in the window, then denied until the oldest leaves") { store async throws in
+            let bucket = "login " + newID()
+            for (second, remaining) in [(0.0, 2), (1.0, 1), (2.0, 0)] {
+                let decision = try await store.recordHit(bucket: bucket, limit: 3, window: 60, now: at(second))
+                guard case .allowed(_, let left, let resetAt) = decision else {
+                    Issue.record("hit at +\(second)s was \(decision), expected allowed")
+                    continue
+                }
+                #expect(left == remaining)
+                #expect(resetAt == at(60))
+            }
+            #expect(try await store.recordHit(bucket: bucket, limit: 3, window: 60, now: at(3)) == .denied(resetAt: at(60)))
+            #expect(try await store.recordHit(bucket: bucket, limit: 3, window: 60, now: at(59)) == .denied(resetAt: at(60)))
+            // Another bucket is not affected.
+            #expect(try await store.recordHit(bucket: "other " + newID(), limit: 3, window: 60, now: at(3)).remaining == 2)
+            // At +60s the hit of +0s has left the window: one slot, freed next by the hit of +1s.
+            let afterWindow = try await store.recordHit(bucket: bucket, limit: 3, window: 60, now: at(60))
+            guard case .allowed(_, let left, let resetAt) = afterWindow else {
+                Issue.record("hit after the window was \(afterWindow), expected allowed")
+                return
+            }
+            #expect(left == 0)
+            #expect(resetAt == at(61))
+            #expect(try await store.recordHit(bucket: bucket, limit: 3, window: 60, now: at(60)) == .denied(resetAt: at(61)))
+            // Long after, the whole window is free again.
+            let fresh = try await store.recordHit(bucket: bucket, limit: 3, window: 60, now: at(1000))
+            #expect(fresh.remaining == 2)
+        },
+        StoreContract("rate limits: removeHit gives the slot back") { store async throws in
+            let bucket = "register " + newID()
+            var hitIDs: [String] = []
+            for second in 0..<2 {
+                let decision = try await store.recordHit(bucket: bucket, limit: 2, window: 60, now: at(Double(second)))
+                hitIDs.append(try #require(decision.hitID))
+            }
+            #expect(try await store.recordHit(bucket: bucket, limit: 2, window: 60, now: at(5)) == .denied(resetAt: at(60)))
+            // Removing an unknown hit, or a hit from another bucket, gives nothing back.
+            try await store.removeHit(bucket: bucket, hitID: newID())
+            try await store.removeHit(bucket: "other", hitID: hitIDs[0])
+            #expect(try await store.recordHit(bucket: bucket, limit: 2, window: 60, now: at(5)) == .denied(resetAt: at(60)))
+            try await store.removeHit(bucket: bucket, hitID: hitIDs[0])
+            let again = try await store.recordHit(bucket: bucket, limit: 2, window: 60, now: at(6))
+            #expect(again.remaining == 0)
+            // The oldest hit left is the one of +1s.
+            #expect(again.resetAt == at(61))
+            #expect(try await store.recordHit(bucket: bucket, limit: 2, window: 60, now: at(7)) == .denied(resetAt: at(61)))
+        },
+        StoreContract("rate limits (concurrent): 30 hits at once with limit 5 allow exactly 5") { store async throws in
+            let bucket = "burst " + newID()
+            let decisions = try await concurrently(30) { _ in
+                try await store.recordHit(bucket: bucket, limit: 5, window: 60, now: at(0))
+            }
+            let allowed = decisions.compactMap(\.remaining)
+            #expect(allowed.count == 5)
+            #expect(allowed.sorted() == [0, 1, 2, 3, 4])
+            #expect(decisions.filter { $0 == .denied(resetAt: at(60)) }.count == 25)
+            #expect(try await store.recordHit(bucket: bucket, limit: 5, window: 60, now: at(1)) == .denied(resetAt: at(60)))
+        },
+    ]
+
+    // MARK: Budgets
+
+    static let budgets: [StoreContract] = [
+        StoreContract("budgets: no limit by default; set and overwrite; unknown user is false") { store async throws in
+            let user = newID()
+            #expect(try await store.registerUser(id: user, kind: .federated, at: at(0)))
+            #expect(try await store.budgetLimit(ofUser: user) == nil)
+            #expect(try await store.setBudgetLimit(ofUser: user, to: 12.5))
+            #expect(try await store.budgetLimit(ofUser: user) == 12.5)
+            #expect(try await store.setBudgetLimit(ofUser: user, to: 3))
+            #expect(try await store.budgetLimit(ofUser: user) == 3)
+            let state = try await store.budgetState(ofUser: user, since: at(-1))
+            #expect(state.limit == 3)
+            #expect(state.used == 0)
+
+            let unknown = newID()
+            #expect(try await store.setBudgetLimit(ofUser: unknown, to: 10) == false)
+            #expect(try await store.budgetLimit(ofUser: unknown) == nil)
+        },
+        StoreContract("budgets: recorded, duplicate key, exhausted, unknown user") { store async throws in
+            let user = newID()
+            #expect(try await store.registerUser(id: user, kind: .federated, at: at(0)))
+            #expect(try await store.recordUsage(userID: user, amount: 2, idempotencyKey: "a", limit: 3, since: at(0), at: at(1)) == .recorded)
+            #expect(try await store.recordUsage(userID: user, amount: 2, idempotencyKey: "a", limit: 3, since: at(0), at: at(2)) == .duplicate)
+            #expect(try await store.budgetState(ofUser: user, since: at(0)).used == 2)
+            // Under the limit before it: recorded, even though it goes over.
+            #expect(try await store.recordUsage(userID: user, amount: 2, idempotencyKey: "b", limit: 3, since: at(0), at: at(3)) == .recorded)
+            #expect(try await store.recordUsage(userID: user, amount: 1, idempotencyKey: "c", limit: 3, since: at(0), at: at(4)) == .exhausted)
+            #expect(try await store.budgetState(ofUser: user, since: at(0)).used == 4)
+            // A duplicate is reported as such even when the budget is used up.
+            #expect(try await store.recordUsage(userID: user, amount: 2, idempotencyKey: "b", limit: 3, since: at(0), at: at(5)) == .duplicate)
+            // The exhausted record was not stored: with a higher limit its key is new.
+            #expect(try await store.recordUsage(userID: user, amount: 1, idempotencyKey: "c", limit: 10, since: at(0), at: at(6)) == .recorded)
+            #expect(try await store.budgetState(ofUser: user, since: at(0)).used == 5)
+            #expect(
+                try await store.recordUsage(userID: newID(), amount: 1, idempotencyKey: "a", limit: 3, since: at(0), at: at(1)) == .unknownUser)
+        },
+        StoreContract("budgets: usage before `since` is not counted; keys are per user") { store async throws in
+            let user = newID()
+            #expect(try await store.registerUser(id: user, kind: .federated, at: at(0)))
+            #expect(try await store.recordUsage(userID: user, amount: 5, idempotencyKey: "old", limit: 5, since: at(0), at: at(10)) == .recorded)
+            #expect(try await store.recordUsage(userID: user, amount: 1, idempotencyKey: "x", limit: 5, since: at(0), at: at(11)) == .exhausted)
+            // A new period starting at +10s: the record made at +10s is outside it.
+            #expect(try await store.budgetState(ofUser: user, since: at(10)).used == 0)
+            #expect(try await store.budgetState(ofUser: user, since: at(9)).used == 5)
+            #expect(try await store.recordUsage(userID: user, amount: 1, idempotencyKey: "x", limit: 5, since: at(10), at: at(100)) == .recorded)
+            #expect(try await store.budgetState(ofUser: user, since: at(10)).used == 1)
+
+            let other = newID()
+            #expect(try await store.registerUser(id: other, kind: .federated, at: at(0)))
+            #expect(try await store.recordUsage(userID: other, amount: 1, idempotencyKey: "old", limit: 5, since: at(0), at: at(1)) == .recorded)
+            #expect(try await store.budgetState(ofUser: other, since: at(0)).used == 1)
+        },
+        StoreContract("budgets (concurrent): 20 records with limit 5 record exactly 5") { store async throws in
+            let user = newID()
+            #expect(try await store.registerUser(id: user, kind: .federated, at: at(0)))
+            let outcomes = try await concurrently(20) { index in
+                try await store.recordUsage(userID: user, amount: 1, idempotencyKey: "k\(index)", limit: 5, since: at(0), at: at(1))
+            }
+            #expect(outcomes.filter { $0 == .recorded }.count == 5)
+            #expect(outcomes.filter { $0 == .exhausted }.count == 15)
+            #expect(try await store.budgetState(ofUser: user, since: at(0)).used == 5)
+        },
+    ]
+
+    // MARK: Revocation feed
+
+    static let revocationFeed: [StoreContract] = [
+        StoreContract("revocation feed: sequence grows, entries come in order after a cursor, with a limit") { store async throws in
+            #expect(try await store.latestRevocationSequence() == 0)
+            #expect(try await feed(store).isEmpty)
+            var revoked: [String] = []
+            var sequences: [Int] = []
+            for second in 0..<5 {
+                let (_, session) = try await registerDevice(store)
+                #expect(try await store.revokeSession(id: session.id, reason: "test", at: at(Double(second))))
+                revoked.append(session.id)
+                sequences.append(try await store.latestRevocationSequence())
+            }
+            #expect(sequences == sequences.sorted())
+            #expect(Set(sequences).count == 5)
+            let all = try await feed(store)
+            #expect(all.map(\.value) == revoked)
+            #expect(all.map(\.sequence) == sequences)
+            #expect(all.allSatisfy { $0.scope == .session })
+
+            #expect(try await store.revocations(after: sequences[1], limit: 100).map(\.value) == Array(revoked[2...]))
+            #expect(try await store.revocations(after: sequences[1], limit: 2).map(\.value) == Array(revoked[2...3]))
+            #expect(try await store.revocations(after: sequences[4], limit: 100).isEmpty)
+        },
+        StoreContract("revocation feed: prune removes old entries but keeps the newest") { store async throws in
+            var sessions: [String] = []
+            for second in [0.0, 10, 20, 30] {
+                let (_, session) = try await registerDevice(store)
+                #expect(try await store.revokeSession(id: session.id, reason: "test", at: at(second)))
+                sessions.append(session.id)
+            }
+            let latest = try await store.latestRevocationSequence()
+            try await store.pruneRevocations(before: at(15))
+            #expect(try await feed(store).map(\.value) == Array(sessions[2...]))
+            #expect(try await store.latestRevocationSequence() == latest)
+            // Pruning everything keeps the newest entry, so the sequence never goes backwards.
+            try await store.pruneRevocations(before: at(1000))
+            let left = try await feed(store)
+            #expect(left.map(\.value) == [sessions[3]])
+            #expect(left.map(\.sequence) == [latest])
+            #expect(try await store.latestRevocationSequence() == latest)
+        },
+        StoreContract("revocation feed: entries appended after a prune get sequence numbers past the previous latest") { store async throws in
+            for second in [0.0, 1, 2] {
+                let (_, session) = try await registerDevice(store)
+                #expect(try await store.revokeSession(id: session.id, reason: "test", at: at(second)))
+            }
+            let latest = try await store.latestRevocationSequence()
+            try await store.pruneRevocations(before: at(1000))
+            #expect(try await feed(store).count == 1)
+
+            // A reader whose cursor is at the previous latest sees what comes next.
+            let (device, session) = try await registerDevice(store)
+            #expect(try await store.revokeSession(id: session.id, reason: "test", at: at(2000)))
+            let next = try await store.revocations(after: latest, limit: 100)
+            #expect(next.map(\.value) == [session.id])
+            #expect(try #require(next.first).sequence > latest)
+            _ = try #require(try await store.deleteUser(id: device.userID, at: at(2001)))
+            let both = try await store.revocations(after: latest, limit: 100)
+            #expect(both.map(\.scope) == [.session, .user])
+            #expect(both.map(\.value) == [session.id, device.userID])
+            #expect(both.map(\.sequence) == both.map(\.sequence).sorted())
+            #expect(try await store.latestRevocationSequence() == both.last?.sequence)
+        },
+    ]
+}
+
+extension RateLimitDecision {
+    fileprivate var hitID: String? {
+        if case .allowed(let hitID, _, _) = self { hitID } else { nil }
+    }
+
+    fileprivate var remaining: Int? {
+        if case .allowed(_, let remaining, _) = self { remaining } else { nil }
+    }
+
+    fileprivate var resetAt: Date {
+        switch self {
+        case .allowed(_, _, let resetAt), .denied(let resetAt): resetAt
+        }
+    }
+}
