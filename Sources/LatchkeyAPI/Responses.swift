@@ -145,6 +145,10 @@ public struct UserProfile: Codable, Sendable, Equatable {
     public var sessionID: String?
     public var identities: [Identity]
     public var devices: [Device]
+    /// For a token of a configured identity provider (`token_kind` `external`): the provider's name…
+    public var provider: String?
+    /// …and the user's subject at that provider (e.g. Clerk's `user_…` ID).
+    public var providerSubject: String?
 
     enum CodingKeys: String, CodingKey {
         case userID = "user_id"
@@ -155,12 +159,16 @@ public struct UserProfile: Codable, Sendable, Equatable {
         case identities
         case devices
         case budget
+        case provider
+        case providerSubject = "provider_subject"
     }
 
     public init(
         userID: String, kind: UserKind, createdAt: Date, tokenKind: TokenKind, sessionID: String?, identities: [Identity],
-        devices: [Device], budget: Budget? = nil
+        devices: [Device], budget: Budget? = nil, provider: String? = nil, providerSubject: String? = nil
     ) {
+        self.provider = provider
+        self.providerSubject = providerSubject
         self.budget = budget
         self.userID = userID
         self.kind = kind

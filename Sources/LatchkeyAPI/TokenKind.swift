@@ -6,6 +6,9 @@ public enum TokenKind: String, Codable, Sendable, CaseIterable {
     case accessCode = "access_code"
     /// A short-lived guest token; it has no refresh token.
     case guest
+    /// Not Latchkey's: a token of a configured identity provider (e.g. a Clerk session token), accepted
+    /// as a Bearer and mapped to a Latchkey user. It has no Latchkey session.
+    case external
 }
 
 /// How a user came to exist.

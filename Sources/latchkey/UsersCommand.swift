@@ -53,7 +53,8 @@ struct UsersCommand: AsyncParsableCommand {
 
     struct Delete: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Delete a user with their devices, sessions and access codes; their tokens stop working.")
+            abstract: "Delete a user with their devices, sessions and access codes; their tokens stop working.",
+            discussion: "Apple refresh tokens of the user are revoked at Apple first; if Apple does not confirm, nothing is deleted.")
 
         @OptionGroup var options: DatabaseOptions
 
@@ -62,8 +63,10 @@ struct UsersCommand: AsyncParsableCommand {
 
         func run() async throws {
             let id = try canonical(self.id)
-            let deleted = try await withServices(self.options) { services in try await services.users.delete(userID: id) }
-            print("deleted user \(deleted.userID) (\(deleted.sessionIDs.count) sessions, \(deleted.accessCodeIDs.count) access codes)")
+            let (deleted, apple) = try await withServices(self.options) { services in try await services.users.delete(userID: id) }
+            print(
+                "deleted user \(deleted.userID) (\(deleted.sessionIDs.count) sessions, \(deleted.accessCodeIDs.count) access codes"
+                    + (apple > 0 ? ", \(apple) Apple tokens revoked)" : ")"))
         }
     }
 }

@@ -12,7 +12,8 @@ import Testing
         "POST /api/v1/auth/guest", "POST /api/v1/usage", "GET /api/v1/authorize",
         "POST /api/v1/auth/refresh", "POST /api/v1/auth/logout", "GET /api/v1/auth/me", "GET /api/v1/users/me",
         "GET /api/v1/validate-token", "POST /api/v1/auth/access-code/exchange", "GET /.well-known/jwks.json",
-        "GET /.well-known/openid-configuration", "GET /openapi.json", "GET /metrics",
+        "GET /.well-known/openid-configuration", "GET /openapi.json", "GET /metrics", "POST /api/v1/auth/apple",
+        "POST /api/v1/auth/token-exchange", "DELETE /api/v1/users/me",
     ]
 
     static func documentedOperations(_ document: [String: Any]) -> [String: Set<String>] {

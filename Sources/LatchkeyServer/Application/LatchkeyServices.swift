@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import Crypto
 import Foundation
 import Logging
@@ -18,6 +19,8 @@ public struct LatchkeyServices: Sendable {
     public let guests: GuestService
     public let rateLimiter: RateLimiter
     public let budgets: BudgetService
+    /// Sign in with Apple, account linking and third-party identity providers.
+    public let federation: FederationService
     public let metrics: LatchkeyMetrics
     /// Applies revocations made by other processes to this process's verification cache.
     public let revocations: RevocationFeed
@@ -71,22 +74,48 @@ public struct LatchkeyServices: Sendable {
         let revocations = RevocationFeed(
             store: store, cache: cache, interval: configuration.revocationPollInterval, clock: clock, logger: logger)
         try await revocations.start()
+        let http = HTTPClient.shared
+        var providers: [ExternalTokenVerifier.Provider] = []
+        for provider in configuration.identityProviders {
+            let keys: any IdentityKeySource =
+                if let url = provider.jwksURL {
+                    JWKSCache(url: url, http: http, clock: clock, logger: logger)
+                } else {
+                    try await StaticKeySource.rsa(pem: provider.publicKeyPEM ?? "")
+                }
+            providers.append(
+                ExternalTokenVerifier.Provider(
+                    configuration: provider,
+                    verifier: IdentityTokenVerifier(
+                        keys: keys, issuer: provider.issuer, algorithms: Set(provider.algorithms), clock: clock, leeway: provider.leeway)))
+        }
+        let external = ExternalTokenVerifier(providers: providers, store: store, clock: clock)
         let verifier = AccessTokenVerifier(
-            keyRing: keyRing, cache: cache, sessions: store, accessCodes: store, issuer: issuer, audience: configuration.audience, clock: clock)
+            keyRing: keyRing, cache: cache, sessions: store, accessCodes: store, external: providers.isEmpty ? nil : external, issuer: issuer,
+            audience: configuration.audience, clock: clock)
         let budgets = BudgetService(store: store, policy: configuration.budgets, clock: clock)
         let sessions = SessionService(
             store: store, tokens: issuerService, cache: cache, policy: configuration.tokens,
             successorKey: masterKey.derivedKey(purpose: "refresh-token successor"), clock: clock, metrics: metrics, logger: logger)
+        let federation = FederationService(
+            apple: configuration.apple,
+            appleVerifier: configuration.apple.isEnabled
+                ? IdentityTokenVerifier(
+                    keys: JWKSCache(url: configuration.apple.jwksURL, http: http, clock: clock, logger: logger), issuer: AppleConfiguration.issuer,
+                    algorithms: ["RS256"], clock: clock, leeway: configuration.apple.leeway)
+                : nil,
+            appleClient: AppleClient(configuration: configuration.apple, http: http, clock: clock), external: external, store: store,
+            sessions: sessions, masterKey: masterKey, clock: clock, logger: logger)
         return LatchkeyServices(
             configuration: configuration, database: database, clock: clock, keyRing: keyRing, verifier: verifier, sessions: sessions,
             devices: DeviceService(store: store, sessions: sessions, clock: clock),
-            users: UserService(store: store, budgets: budgets, cache: cache, clock: clock),
+            users: UserService(store: store, budgets: budgets, federation: federation, cache: cache, clock: clock),
             accessCodes: AccessCodeService(
                 store: store, users: store, tokens: issuerService, verifier: verifier, sessions: sessions, cache: cache,
                 defaultLifetime: configuration.tokens.accessCodeLifetime, clock: clock),
             guests: GuestService(tokens: issuerService, lifetime: configuration.tokens.guestLifetime, limitations: configuration.guestLimitations),
             rateLimiter: RateLimiter(store: store, clock: clock),
-            budgets: budgets,
+            budgets: budgets, federation: federation,
             metrics: metrics, revocations: revocations, issuer: issuer)
     }
 
@@ -110,6 +139,11 @@ public struct LatchkeyServices: Sendable {
     }
 
     static func validate(_ configuration: LatchkeyConfiguration) throws {
+        if let problem = configuration.invalidProviders.first { throw ConfigurationError(description: problem) }
+        let issuers = configuration.identityProviders.map(\.issuer)
+        if Set(issuers).count != issuers.count || issuers.contains(configuration.issuer) || issuers.contains(AppleConfiguration.issuer) {
+            throw ConfigurationError(description: "providers.*.issuer: every provider needs an issuer of its own (not Latchkey's or Apple's)")
+        }
         if configuration.usesPostgres {
             _ = try PostgresLatchkeyDatabase.Location(url: configuration.database)
             if configuration.masterKey == nil && configuration.masterKeyFile == nil {

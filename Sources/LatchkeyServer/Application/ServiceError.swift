@@ -12,10 +12,16 @@ public enum ServiceError: Error, Equatable, CustomStringConvertible {
     case notFound(String)
     /// The user's budget is used up for the current period.
     case budgetExhausted
+    /// The identity belongs to another user; nothing was merged.
+    case identityAlreadyLinked
+    /// An identity provider's endpoint refused or failed; nothing was changed.
+    case upstream(String)
 
     public var description: String {
         switch self {
-        case .invalidGrant(let message), .forbidden(let message), .notFound(let message): message
+        case .invalidGrant(let message), .forbidden(let message), .notFound(let message), .upstream(let message): message
+        case .identityAlreadyLinked:
+            "This identity is already linked to another account; sign in with it instead, or unlink it there first."
         case .budgetExhausted: "The budget for this period is used up."
         case .invalidDeviceSecret:
             "This device ID is already registered: send its device_secret, or sign in with an access code."

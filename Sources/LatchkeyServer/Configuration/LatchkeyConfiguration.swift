@@ -31,6 +31,8 @@ import Logging
 ///   looking at the database again, default 60)
 /// - `keys.reload-interval` (seconds, default 30), `keys.retention` (seconds a retired key stays published, default 7776000)
 /// - `revocations.poll-interval` (seconds, default 1): how often a server reads revocations made by other processes
+/// - `apple.*`: Sign in with Apple; see ``AppleConfiguration``
+/// - `providers.*`: third-party identity providers (Clerk, any OIDC issuer); see ``IdentityProviderConfiguration``
 /// - `log-level` (`LATCHKEY_LOG_LEVEL`, default `info`)
 public struct LatchkeyConfiguration: Sendable {
     public var host: String = "127.0.0.1"
@@ -64,6 +66,12 @@ public struct LatchkeyConfiguration: Sendable {
     public var keyRetention: TimeInterval = 90 * 86_400
     public var revocationPollInterval: TimeInterval = 1
     public var logLevel: Logger.Level = .info
+    /// Sign in with Apple.
+    public var apple = AppleConfiguration()
+    /// Third-party identity providers whose tokens are accepted as Bearer tokens.
+    public var identityProviders: [IdentityProviderConfiguration] = []
+    /// What was wrong with `providers.*`; ``LatchkeyServices`` refuses to start with any.
+    public var invalidProviders: [String] = []
 
     /// The defaults.
     public init() {}
@@ -96,6 +104,8 @@ public struct LatchkeyConfiguration: Sendable {
         self.keyReloadInterval = reader.double(forKey: "keys.reload-interval", default: defaults.keyReloadInterval)
         self.keyRetention = reader.double(forKey: "keys.retention", default: defaults.keyRetention)
         self.revocationPollInterval = reader.double(forKey: "revocations.poll-interval", default: defaults.revocationPollInterval)
+        self.apple = AppleConfiguration(reader: reader.scoped(to: "apple"))
+        (self.identityProviders, self.invalidProviders) = IdentityProviderConfiguration.providers(reader: reader.scoped(to: "providers"))
         self.logLevel = reader.string(forKey: "log-level").flatMap(Logger.Level.init(rawValue:)) ?? defaults.logLevel
     }
 
@@ -143,7 +153,7 @@ public struct TokenPolicy: Sendable {
     /// The access-token lifetime for tokens of `kind` (access codes carry their own expiry).
     func accessLifetime(for kind: TokenKind) -> TimeInterval {
         switch kind {
-        case .session: self.sessionLifetime
+        case .session, .external: self.sessionLifetime
         case .guest: self.guestLifetime
         case .accessCode: self.accessCodeLifetime
         }

@@ -68,6 +68,8 @@ extension APIError {
             case .forbidden(let message): return APIError(.forbidden, .forbidden, message)
             case .notFound(let message): return APIError(.notFound, .notFound, message)
             case .budgetExhausted: return APIError(.tooManyRequests, .budgetExhausted, error.description)
+            case .identityAlreadyLinked: return APIError(.conflict, .identityAlreadyLinked, error.description)
+            case .upstream(let message): return APIError(.badGateway, .upstreamError, message)
             }
         case StoreError.unavailable: return .unavailable()
         case let error as HTTPError:

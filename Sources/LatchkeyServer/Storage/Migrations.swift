@@ -87,6 +87,16 @@ enum Migrations {
                 """,
             ]
         ),
+        (
+            4,
+            [
+                // Sign in with Apple: the refresh token account deletion revokes, and nonces accepted once only.
+                "ALTER TABLE identities ADD COLUMN client_id TEXT",
+                "ALTER TABLE identities ADD COLUMN sealed_refresh_token TEXT",
+                "CREATE TABLE used_nonces (nonce_hash TEXT PRIMARY KEY, expires_at DOUBLE PRECISION NOT NULL) {clustered}",
+                "CREATE INDEX used_nonces_expires_at ON used_nonces(expires_at)",
+            ]
+        ),
     ]
 
     /// Applies every migration not yet recorded, all in one transaction.

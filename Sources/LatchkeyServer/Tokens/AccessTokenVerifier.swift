@@ -14,6 +14,8 @@ public final class AccessTokenVerifier: Sendable {
     let cache: TokenVerificationCache
     let sessions: any SessionStore
     let accessCodes: any AccessCodeStore
+    /// Tokens of configured third-party identity providers (Clerk, OIDC); nil when none is configured.
+    let external: ExternalTokenVerifier?
     let issuer: String
     let audience: String
     let clock: any WallClock
@@ -22,8 +24,9 @@ public final class AccessTokenVerifier: Sendable {
 
     init(
         keyRing: SigningKeyRing, cache: TokenVerificationCache, sessions: any SessionStore, accessCodes: any AccessCodeStore,
-        issuer: String, audience: String, clock: any WallClock
+        external: ExternalTokenVerifier? = nil, issuer: String, audience: String, clock: any WallClock
     ) {
+        self.external = external
         self.keyRing = keyRing
         self.cache = cache
         self.sessions = sessions
@@ -40,6 +43,10 @@ public final class AccessTokenVerifier: Sendable {
             // Codes are revoked from the CLI, another process: look at the database on every use.
             if cached.kind == .accessCode { try await self.checkNotRevoked(cached) }
             return cached
+        }
+        if let external = self.external, external.claimsProvider(token), let verified = try await external.verify(token) {
+            self.cache.insert(token, verified: verified, now: now)
+            return verified
         }
         let claims = try await self.verifySignature(token)
         let verified = VerifiedToken(claims: claims)
@@ -87,7 +94,7 @@ public final class AccessTokenVerifier: Sendable {
             guard let code = try await self.accessCodes.accessCode(id: token.claims.tokenID), code.revokedAt == nil,
                 code.userID == token.userID
             else { throw TokenRejection.revoked }
-        case .guest:
+        case .guest, .external:
             break
         }
     }

@@ -4,6 +4,16 @@ import LatchkeyAPI
 /// A bearer token that passed every check: signature, issuer, audience, time and revocation.
 public struct VerifiedToken: Sendable, Equatable {
     public let claims: AccessTokenClaims
+    /// For a token of a configured identity provider (``TokenKind/external``): the provider's name…
+    public let provider: String?
+    /// …and the user's subject there.
+    public let providerSubject: String?
+
+    public init(claims: AccessTokenClaims, provider: String? = nil, providerSubject: String? = nil) {
+        self.claims = claims
+        self.provider = provider
+        self.providerSubject = providerSubject
+    }
 
     public var userID: String { self.claims.subject }
     public var kind: TokenKind { self.claims.kind }
@@ -23,11 +33,23 @@ public enum TokenRejection: Error, Equatable, CustomStringConvertible {
     case notYetValid
     case revoked
     case notAnAccessCode
+    /// The header names no key, or one the provider does not publish.
+    case unknownKey
+    /// `iat` lies in the future beyond the tolerated clock difference.
+    case issuedInTheFuture
+    /// The identity token's `nonce` is not the SHA-256 of the raw nonce sent.
+    case nonceMismatch
+    /// The identity token (its nonce) was used before.
+    case nonceReused
+    /// `azp` names a party the provider configuration does not authorize.
+    case unauthorizedParty
+    /// The claim configured as the subject is missing or empty.
+    case missingSubject
 
     public var description: String {
         switch self {
         case .malformed: "The token is not a well-formed JWT."
-        case .unsupportedAlgorithm: "The token is not signed with ES256."
+        case .unsupportedAlgorithm: "The token is not signed with an accepted algorithm."
         case .badSignature: "The token's signature does not verify."
         case .wrongIssuer: "The token was issued by another server."
         case .wrongAudience: "The token is meant for another audience."
@@ -35,6 +57,12 @@ public enum TokenRejection: Error, Equatable, CustomStringConvertible {
         case .notYetValid: "The token is not valid yet."
         case .revoked: "The token's session or access code has been revoked."
         case .notAnAccessCode: "The token is not an access code."
+        case .unknownKey: "The token names no signing key the issuer publishes."
+        case .issuedInTheFuture: "The token was issued in the future."
+        case .nonceMismatch: "The token's nonce does not match the raw nonce."
+        case .nonceReused: "The token has been used before."
+        case .unauthorizedParty: "The token was issued to a party that is not authorized."
+        case .missingSubject: "The token names no subject."
         }
     }
 }

@@ -5,6 +5,7 @@ import LatchkeyAPI
 public struct UserService: Sendable {
     let store: any UserStore
     let budgets: BudgetService
+    let federation: FederationService
     let cache: TokenVerificationCache
     let clock: any WallClock
 
@@ -27,7 +28,7 @@ public struct UserService: Sendable {
             userID: user.id, kind: user.kind, createdAt: user.createdAt, tokenKind: token.kind, sessionID: token.sessionID,
             identities: identities.map { UserProfile.Identity(provider: $0.provider, subject: $0.subject, createdAt: $0.createdAt) },
             devices: devices.map { UserProfile.Device(deviceID: $0.id, createdAt: $0.createdAt, lastSeenAt: $0.lastSeenAt) },
-            budget: try await self.budgets.budget(ofUser: user.id))
+            budget: try await self.budgets.budget(ofUser: user.id), provider: token.provider, providerSubject: token.providerSubject)
     }
 
     public func user(id: String) async throws -> UserRecord? { try await self.store.user(id: id) }
@@ -35,11 +36,16 @@ public struct UserService: Sendable {
     public func users(limit: Int, offset: Int) async throws -> [UserRecord] { try await self.store.users(limit: limit, offset: offset) }
 
     /// Deletes the account; its sessions and codes stop working at once on this server.
-    public func delete(userID: String) async throws -> DeletedUser {
+    ///
+    /// Apple refresh tokens stored for the user are revoked at Apple first (App Store guideline 5.1.1(v));
+    /// when Apple does not confirm, nothing is deleted (``ServiceError/upstream(_:)``).
+    public func delete(userID: String) async throws -> (deleted: DeletedUser, appleTokensRevoked: Int) {
+        guard try await self.store.user(id: userID) != nil else { throw ServiceError.notFound("No user with ID \(userID).") }
+        let revoked = try await self.federation.revokeAppleTokens(ofUser: userID)
         guard let deleted = try await self.store.deleteUser(id: userID, at: self.clock.now()) else {
             throw ServiceError.notFound("No user with ID \(userID).")
         }
         self.cache.invalidate(userID: userID)
-        return deleted
+        return (deleted, revoked)
     }
 }

@@ -23,10 +23,12 @@ enum LatchkeyCLI {
 
     /// Runs `latchkey <arguments>` with `LATCHKEY_MASTER_KEY` set and no other `LATCHKEY_*` variable,
     /// in `workingDirectory` (so a forgotten `--database` cannot touch the repository).
-    static func run(_ arguments: [String], masterKey: String, workingDirectory: URL) async throws -> CLIRun {
+    static func run(_ arguments: [String], masterKey: String, workingDirectory: URL, environment extra: [String: String] = [:]) async throws
+        -> CLIRun
+    {
         try await ProcessRunner.run(
-            try self.executable(), arguments: arguments, environment: self.environment(["LATCHKEY_MASTER_KEY": masterKey]),
-            workingDirectory: workingDirectory)
+            try self.executable(), arguments: arguments,
+            environment: self.environment(["LATCHKEY_MASTER_KEY": masterKey].merging(extra) { $1 }), workingDirectory: workingDirectory)
     }
 
     /// Waits for a `latchkey` process started with ``ProcessRunner/spawn(_:arguments:environment:workingDirectory:stdout:stderr:)``

@@ -1,0 +1,163 @@
+import Crypto
+import Foundation
+import LatchkeyAPI
+import Logging
+
+/// Sign in with Apple, account linking, token exchange for third-party providers, and the Apple side
+/// of account deletion.
+public final class FederationService: Sendable {
+    static let appleProvider = "apple"
+
+    let apple: AppleConfiguration
+    let appleVerifier: IdentityTokenVerifier?
+    let appleClient: AppleClient
+    let external: ExternalTokenVerifier
+    let store: any IdentityStore
+    let sessions: SessionService
+    let masterKey: MasterKey
+    let clock: any WallClock
+    let logger: Logger
+
+    init(
+        apple: AppleConfiguration, appleVerifier: IdentityTokenVerifier?, appleClient: AppleClient, external: ExternalTokenVerifier,
+        store: any IdentityStore, sessions: SessionService, masterKey: MasterKey, clock: any WallClock, logger: Logger
+    ) {
+        self.apple = apple
+        self.appleVerifier = appleVerifier
+        self.appleClient = appleClient
+        self.external = external
+        self.store = store
+        self.sessions = sessions
+        self.masterKey = masterKey
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// What a Sign in with Apple did.
+    public struct AppleSignIn: Sendable {
+        public var tokens: TokenPairResponse
+        /// A user was created for this Apple ID.
+        public var created: Bool
+    }
+
+    /// Verifies the identity token and signs its Apple ID in — or, with `bearer` (a session's token), links
+    /// the Apple ID to that session's user.
+    ///
+    /// Checks, in order: RS256 with a key from Apple's JWKS; `iss`; `exp`; `iat` not ahead beyond
+    /// `apple.leeway`; `aud` one of `apple.client-ids`; `nonce` equal (constant time) to SHA-256 hex of
+    /// `rawNonce`; the Apple ID not linked to another user (409, before anything is spent); the nonce not
+    /// seen before. Then the authorization code, when given and a key is configured, is exchanged for
+    /// Apple's refresh token, which is stored sealed with the master key.
+    public func signInWithApple(_ request: AppleSignInRequest, linkingTo bearer: VerifiedToken?) async throws -> AppleSignIn {
+        guard let verifier = self.appleVerifier else {
+            throw ServiceError.notFound("Sign in with Apple is not enabled on this server (apple.client-ids is empty).")
+        }
+        if let bearer, bearer.kind != .session {
+            throw ServiceError.forbidden("Only a signed-in session can link an Apple ID; guest tokens and access codes cannot.")
+        }
+        let claims = try await verifier.verify(request.identityToken)
+        guard let clientID = claims.audiences.first(where: self.apple.clientIDs.contains) else { throw TokenRejection.wrongAudience }
+        guard let nonce = claims.string("nonce"), Self.constantTimeEqual(nonce.lowercased(), Self.sha256Hex(request.rawNonce)) else {
+            throw TokenRejection.nonceMismatch
+        }
+        guard let subject = claims.string("sub"), !subject.isEmpty else { throw TokenRejection.missingSubject }
+        if let bearer, let known = try await self.store.identity(provider: Self.appleProvider, subject: subject), known.userID != bearer.userID {
+            throw ServiceError.identityAlreadyLinked
+        }
+        let now = self.clock.now()
+        let expiresAt = Date(timeIntervalSince1970: claims.seconds("exp") ?? now.timeIntervalSince1970)
+        guard try await self.store.spendNonce("apple " + nonce.lowercased(), expiresAt: expiresAt, now: now) else {
+            throw TokenRejection.nonceReused
+        }
+        var sealedRefreshToken: String?
+        if let code = request.authorizationCode, !code.isEmpty, self.apple.canExchangeCodes {
+            sealedRefreshToken = try await self.exchange(code: code, clientID: clientID, subject: subject)
+        }
+        var identity = FederatedIdentity(
+            provider: Self.appleProvider, subject: subject, userID: bearer?.userID ?? "", email: claims.string("email"),
+            clientID: sealedRefreshToken == nil ? nil : clientID, sealedRefreshToken: sealedRefreshToken, createdAt: now)
+        let userID: String
+        let created: Bool
+        if let bearer {
+            identity.userID = bearer.userID
+            do {
+                try await self.store.link(identity)
+            } catch StoreError.conflict {
+                throw ServiceError.identityAlreadyLinked
+            }
+            (userID, created) = (bearer.userID, false)
+        } else {
+            switch try await self.store.signIn(identity, newUserID: UUID().uuidString.lowercased(), at: now) {
+            case .existing(let id): (userID, created) = (id, false)
+            case .created(let id): (userID, created) = (id, true)
+            }
+        }
+        let tokens = try await self.sessions.startSession(userID: userID, deviceID: bearer?.deviceID)
+        return AppleSignIn(tokens: tokens, created: created)
+    }
+
+    /// Trades a configured provider's token for a Latchkey session of its user.
+    public func exchange(_ request: TokenExchangeRequest) async throws -> TokenPairResponse {
+        guard self.external.claimsProvider(request.subjectToken), let verified = try await self.external.verify(request.subjectToken) else {
+            throw TokenRejection.wrongIssuer
+        }
+        return try await self.sessions.startSession(userID: verified.userID, deviceID: nil)
+    }
+
+    /// Revokes, at Apple, every Apple refresh token stored for the user; returns how many.
+    /// Throws ``ServiceError/upstream(_:)`` when Apple does not confirm one: the account must then stay.
+    func revokeAppleTokens(ofUser userID: String) async throws -> Int {
+        let identities = try await self.store.identitiesWithRefreshTokens(ofUser: userID)
+        for identity in identities {
+            guard let sealed = identity.sealedRefreshToken, let clientID = identity.clientID else { continue }
+            let token = try self.masterKey.open(sealed, context: Self.sealContext(subject: identity.subject))
+            do {
+                try await self.appleClient.revoke(refreshToken: String(decoding: token, as: UTF8.self), clientID: clientID)
+            } catch {
+                self.logger.error("revoking an Apple refresh token failed", metadata: ["user_id": "\(userID)", "error": "\(Self.describe(error))"])
+                throw ServiceError.upstream("Apple did not confirm revoking the account's Sign in with Apple token; nothing was deleted. Try again.")
+            }
+        }
+        return identities.count
+    }
+
+    private func exchange(code: String, clientID: String, subject: String) async throws -> String? {
+        let response: AppleClient.TokenResponse
+        do {
+            response = try await self.appleClient.exchange(code: code, clientID: clientID)
+        } catch {
+            self.logger.warning("Apple refused an authorization code", metadata: ["error": "\(Self.describe(error))"])
+            throw ServiceError.upstream("Apple did not accept the authorization code (\(Self.describe(error))); nothing was changed.")
+        }
+        if let idToken = response.idToken, let other = Self.unverifiedSubject(of: idToken), other != subject {
+            throw ServiceError.upstream("Apple's answer to the authorization code names another Apple ID; nothing was changed.")
+        }
+        return try response.refreshToken.map { try self.masterKey.seal(Data($0.utf8), context: Self.sealContext(subject: subject)) }
+    }
+
+    static func sealContext(subject: String) -> String { "apple refresh token \(subject)" }
+
+    /// What may be said about an outbound failure: upstream errors name Apple's error code, nothing else.
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? UpstreamError { return error.description }
+        return "no answer"
+    }
+
+    static func unverifiedSubject(of token: String) -> String? {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let data = Data(base64URLEncoded: String(parts[1])),
+            let payload = try? JSONDecoder().decode([String: ClaimValue].self, from: data), case .string(let subject) = payload["sub"]
+        else { return nil }
+        return subject
+    }
+
+    static func sha256Hex(_ text: String) -> String {
+        SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let (x, y) = (Array(a.utf8), Array(b.utf8))
+        guard x.count == y.count else { return false }
+        return zip(x, y).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+}
