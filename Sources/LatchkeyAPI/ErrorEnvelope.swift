@@ -37,11 +37,11 @@ public struct ErrorCode: RawRepresentable, Hashable, Codable, Sendable, CustomSt
     public static let notFound = ErrorCode(rawValue: "not_found")
     /// The HTTP method is not supported on this path.
     public static let methodNotAllowed = ErrorCode(rawValue: "method_not_allowed")
-    /// Too many requests; see the rate-limit headers.
     /// 409: the identity (e.g. an Apple ID) already belongs to another user; nothing was merged.
     public static let identityAlreadyLinked = ErrorCode(rawValue: "identity_already_linked")
     /// 502: an identity provider (Apple's token or revoke endpoint) refused or failed; nothing was changed.
     public static let upstreamError = ErrorCode(rawValue: "upstream_error")
+    /// Too many requests; see the rate-limit headers.
     public static let rateLimited = ErrorCode(rawValue: "rate_limited")
     /// The user's budget is used up for the current period.
     public static let budgetExhausted = ErrorCode(rawValue: "budget_exhausted")

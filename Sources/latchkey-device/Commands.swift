@@ -60,6 +60,25 @@ struct Redeem: AsyncParsableCommand {
     }
 }
 
+struct Apple: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Sign in with Apple (POST /auth/apple), linking this device's user when its session is in use.",
+        discussion: "--nonce is the raw nonce whose SHA-256 (lowercase hex) was the nonce of the Apple request. Exit 3 when the token or nonce is refused, 1 when the Apple ID belongs to another user, 5 when Apple refused the code.")
+    @OptionGroup var options: DeviceOptions
+    @Option(help: "The identity token (a JWT) from Apple.") var identityToken: String
+    @Option(help: "The raw nonce.") var nonce: String
+    @Option(help: "The authorization code from Apple.") var code: String?
+    @Flag(help: "Sign in as the Apple ID's own user even when this device's session is in use.") var noLink = false
+
+    func run() async throws {
+        try await self.options.run { session in
+            let signedIn = try await session.signInWithApple(
+                identityToken: self.identityToken, rawNonce: self.nonce, authorizationCode: self.code, linkingCurrentUser: !self.noLink)
+            Output.print(Output.describe(.signedIn(signedIn), deviceID: try await session.deviceID()), json: self.options.json)
+        }
+    }
+}
+
 struct Me: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Show the signed-in user's profile (GET /auth/me).")
     @OptionGroup var options: DeviceOptions

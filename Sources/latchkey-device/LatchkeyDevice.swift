@@ -15,7 +15,7 @@ struct LatchkeyDevice: AsyncParsableCommand {
             State (device UUID, device secret, tokens) lives in --state, like an app's Keychain between launches.
             Exit codes: 0 ok, 1 request refused, 2 usage, 3 signed out or unauthorized, 4 rate limited, 5 offline or server error.
             """,
-        subcommands: [Status.self, Register.self, Guest.self, Redeem.self, Me.self, Refresh.self, Call.self, SignOut.self])
+        subcommands: [Status.self, Register.self, Guest.self, Redeem.self, Apple.self, Me.self, Refresh.self, Call.self, SignOut.self])
 
     // Declared here too so the options may come before the command, as in `latchkey-device --state DIR status`.
     @OptionGroup var options: DeviceOptions

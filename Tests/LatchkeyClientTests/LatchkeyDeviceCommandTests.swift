@@ -227,7 +227,7 @@ struct LatchkeyDeviceCommandTests {
         }
     }
 
-    @Test(arguments: [["redeem"], ["call", "GET"], ["call"], []])
+    @Test(arguments: [["redeem"], ["call", "GET"], ["call"], [], ["apple"], ["apple", "--identity-token", "t"], ["apple", "--nonce", "n"]])
     func aMissingArgumentOrCommandExits2(arguments: [String]) async throws {
         try await DeviceApp.run { app, _ in
             let run = try await app.run(arguments)

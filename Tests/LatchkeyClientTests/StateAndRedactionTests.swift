@@ -55,4 +55,57 @@ import Testing
             for secret in secrets { #expect(!text.contains(secret), "\(secret) leaked in: \(text)") }
         }
     }
+
+    /// Sign in with Apple, token exchange and account deletion: no identity token, nonce, authorization code, external
+    /// token, bearer or device secret in any error, request description, state or `dump`, even when the server's error
+    /// message echoes what it was sent.
+    @Test func noFederatedTokenNonceOrCodeAppearsInDescriptionsOrErrors() async throws {
+        let nonce = AppleNonce.random()
+        let secrets = [
+            "apple-identity-token", nonce.raw, nonce.sha256, "apple-authorization-code", "clerk-session-token", "access-1", "refresh-1", "secret-1",
+            "access-2", "refresh-2",
+        ]
+        let statuses = [401, 409, 502, 400, 200]
+        let calls = Counter()
+        let fixture = Fixture { request in
+            if request.url.path == "/api/v1/users/me" { return .json(200, AccountDeletionResponse(userID: "user", revokedSessions: 1, appleTokensRevoked: 1)) }
+            let echoed = String(decoding: request.body ?? Data(), as: UTF8.self) + " " + (request.header("Authorization") ?? "")
+            let call = calls.increment()
+            let status = call <= statuses.count ? statuses[call - 1] : 401
+            switch status {
+            case 200: return .json(200, Samples.pair(2))
+            case 409: return .error(409, .identityAlreadyLinked, "Already linked: \(echoed)")
+            case 502: return .error(502, .upstreamError, "Apple said no to \(echoed)")
+            case 400: return .error(400, .invalidRequest, "Bad body \(echoed)")
+            default: return .error(401, .invalidToken, "Refused \(echoed)")
+            }
+        }
+        try fixture.storeDeviceSession()  // this device's user: the Apple requests carry its bearer
+        let session = fixture.session()
+        var errors: [any Error] = []
+        for _ in 0..<4 {
+            do {
+                try await session.signInWithApple(
+                    identityToken: Data("apple-identity-token".utf8), rawNonce: nonce.raw, authorizationCode: Data("apple-authorization-code".utf8))
+            } catch { errors.append(error) }
+        }
+        try await session.signInWithApple(identityToken: "apple-identity-token", rawNonce: nonce.raw, authorizationCode: "apple-authorization-code")
+        do { try await session.exchangeExternalToken("clerk-session-token") } catch { errors.append(error) }
+        try await session.deleteAccount()
+        #expect(errors.count == 5)
+        #expect(fixture.transport.requests(to: "/api/v1/auth/apple").first?.bearer == "access-1")  // the bearer was sent, and is hidden below
+
+        var texts: [String] = []
+        for error in errors { texts += [String(describing: error), String(reflecting: error), error.localizedDescription] }
+        let requests = fixture.transport.requests
+        let state = await session.state
+        for value in [requests as Any, state as Any, errors as Any, nonce as Any, try fixture.store.load() as Any] {
+            var dumped = ""
+            dump(value, to: &dumped)
+            texts += [String(describing: value), String(reflecting: value), dumped]
+        }
+        for text in texts {
+            for secret in secrets { #expect(!text.contains(secret), "\(secret) leaked in: \(text)") }
+        }
+    }
 }

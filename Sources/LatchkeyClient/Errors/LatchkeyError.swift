@@ -3,7 +3,8 @@ import LatchkeyAPI
 
 /// Why an SDK call failed: a case a program can switch on and a ``description`` a person can read.
 ///
-/// No case carries a token or a secret; server messages are carried as the server wrote them (they never contain one).
+/// No case carries a token or a secret; server messages are carried as the server wrote them (they never contain one),
+/// and a sign-in's errors also have the identity token, nonce, code and bearer it sent cut out of them.
 public enum LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError {
     /// There is no session to authenticate the request with.
     case notSignedIn
@@ -19,9 +20,10 @@ public enum LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible, 
     case missingDeviceID(message: String)
     /// No answer arrived: no connection, or the server cannot be reached.
     case offline
-    /// The server failed (5xx).
+    /// The server failed (5xx). With code `upstream_error` (502), an identity provider (Apple's token endpoint)
+    /// refused or failed; nothing was changed.
     case server(status: Int, code: ErrorCode?, message: String)
-    /// The server refused the request (4xx other than 401 and 429).
+    /// The server refused the request (4xx other than 401, 429 and 409 `identity_already_linked`).
     case rejected(status: Int, code: ErrorCode?, message: String)
     /// This device is already registered and the stored device secret is missing or wrong.
     case invalidDeviceSecret
@@ -33,6 +35,12 @@ public enum LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible, 
     case storeUnavailable(String)
     /// The server's answer could not be read.
     case invalidResponse
+    /// A sign-in (Sign in with Apple, a token exchange) was refused with 401: the identity token or nonce was not
+    /// accepted (wrong, expired, or already used). Any session in use is kept; start the sign-in over.
+    case signInRejected(code: ErrorCode?, message: String)
+    /// The server answered 409 `identity_already_linked`: the identity (e.g. the Apple ID) already belongs to another
+    /// user. Nothing was linked or merged, and the session in use is kept.
+    case identityAlreadyLinked
 
     /// A short sentence a person can read.
     public var description: String {
@@ -44,6 +52,8 @@ public enum LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible, 
         case .rateLimited(let info): "Too many requests. \(info)"
         case .missingDeviceID: "This request needs the device ID (X-Device-ID header)."
         case .offline: "Cannot reach the server. Check your connection and try again."
+        case .server(let status, let code, _) where code == .upstreamError:
+            "The sign-in could not be confirmed with the identity provider (HTTP \(status)). Try again."
         case .server(let status, _, _): "The server had a problem (HTTP \(status)). Try again later."
         case .rejected(_, _, let message): message
         case .invalidDeviceSecret: "This device is already registered and its device secret is missing or wrong. Sign in with an access code."
@@ -51,6 +61,8 @@ public enum LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible, 
         case .accessCodeForAnotherDevice: "This access code belongs to another device."
         case .storeUnavailable(let reason): "Secure storage is not available right now (\(reason)). Try again after unlocking the device."
         case .invalidResponse: "The server's answer could not be read."
+        case .signInRejected(_, let message): "The sign-in was not accepted: \(message)"
+        case .identityAlreadyLinked: "This sign-in already belongs to another account. Nothing was linked or merged."
         }
     }
 
@@ -60,10 +72,11 @@ public enum LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible, 
     /// The server's error code, when the server sent one.
     public var code: ErrorCode? {
         switch self {
-        case .unauthorized(let code, _), .server(_, let code, _), .rejected(_, let code, _): code
+        case .unauthorized(let code, _), .server(_, let code, _), .rejected(_, let code, _), .signInRejected(let code, _): code
         case .rateLimited: .rateLimited
         case .missingDeviceID: .invalidHeader
         case .invalidDeviceSecret: .invalidDeviceSecret
+        case .identityAlreadyLinked: .identityAlreadyLinked
         default: nil
         }
     }
@@ -79,12 +92,35 @@ public enum LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible, 
             return .invalidDeviceSecret
         case 401:
             return .unauthorized(code: detail?.code, message: message)
+        case 409 where detail?.code == .identityAlreadyLinked:
+            return .identityAlreadyLinked
         case 429:
             return .rateLimited(RateLimitInfo(response: response, now: now) ?? RateLimitInfo())
         case 500...:
             return .server(status: response.status, code: detail?.code, message: message)
         default:
             return .rejected(status: response.status, code: detail?.code, message: message)
+        }
+    }
+}
+
+extension LatchkeyError {
+    /// This error with every occurrence of `secrets` in its server message replaced by `<redacted>`.
+    ///
+    /// Server messages never carry a token, but a sign-in error is built from a response to a request that carried
+    /// an identity token, nonce or code: those are cut out in case a server (or a proxy) echoes them.
+    func redacting(_ secrets: [String?]) -> LatchkeyError {
+        let secrets = secrets.compactMap { $0 }.filter { !$0.isEmpty }
+        func clean(_ message: String) -> String {
+            secrets.reduce(message) { $0.replacingOccurrences(of: $1, with: "<redacted>") }
+        }
+        switch self {
+        case .unauthorized(let code, let message): return .unauthorized(code: code, message: clean(message))
+        case .signInRejected(let code, let message): return .signInRejected(code: code, message: clean(message))
+        case .server(let status, let code, let message): return .server(status: status, code: code, message: clean(message))
+        case .rejected(let status, let code, let message): return .rejected(status: status, code: code, message: clean(message))
+        case .missingDeviceID(let message): return .missingDeviceID(message: clean(message))
+        default: return self
         }
     }
 }

@@ -20,7 +20,8 @@ struct LiveServer: Sendable {
 
     /// Runs `body` against a fresh server; `limits` are off unless given, the clock starts at `clock`'s time.
     static func run(
-        limits: AbuseLimits = .off, clock: ManualClock = ManualClock(), _ body: @Sendable (LiveServer) async throws -> Void
+        limits: AbuseLimits = .off, clock: ManualClock = ManualClock(), configure: (inout LatchkeyConfiguration) -> Void = { _ in },
+        _ body: @Sendable (LiveServer) async throws -> Void
     ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-client-e2e-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -30,6 +31,7 @@ struct LiveServer: Sendable {
         configuration.masterKey = Self.masterKey
         configuration.port = 0
         configuration.limits = limits
+        configure(&configuration)
         var logger = Logger(label: "latchkey-client-e2e")
         logger.logLevel = .critical
         let services = try await LatchkeyServices.open(configuration: configuration, clock: clock, recordIssuer: true, logger: logger)

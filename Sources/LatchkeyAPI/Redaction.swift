@@ -1,0 +1,50 @@
+/// Wire types that carry a credential (a token, a device secret, a nonce, an authorization code) print
+/// without it: `description`, `debugDescription`, `dump` and string interpolation show the type and its
+/// harmless fields only, so a credential never reaches a log line or an error message by accident.
+public protocol CredentialRedacting: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The fields that are safe to show.
+    var redactedFields: KeyValuePairs<String, String> { get }
+}
+
+extension CredentialRedacting {
+    public var description: String {
+        let fields = self.redactedFields.map { "\($0.key): \($0.value)" } + ["<credentials redacted>"]
+        return "\(Self.self)(\(fields.joined(separator: ", ")))"
+    }
+
+    public var debugDescription: String { self.description }
+
+    public var customMirror: Mirror {
+        Mirror(self, children: self.redactedFields.map { (label: Optional($0.key), value: $0.value as Any) }, displayStyle: .struct)
+    }
+}
+
+extension RegisterDeviceRequest: CredentialRedacting {
+    public var redactedFields: KeyValuePairs<String, String> { ["deviceID": self.deviceID] }
+}
+
+extension RefreshRequest: CredentialRedacting {
+    public var redactedFields: KeyValuePairs<String, String> { [:] }
+}
+
+extension AccessCodeExchangeRequest: CredentialRedacting {
+    public var redactedFields: KeyValuePairs<String, String> { [:] }
+}
+
+extension TokenPairResponse: CredentialRedacting {
+    public var redactedFields: KeyValuePairs<String, String> {
+        ["userID": self.userID, "sessionID": self.sessionID, "expiresIn": "\(self.expiresIn)"]
+    }
+}
+
+extension GuestSessionResponse: CredentialRedacting {
+    public var redactedFields: KeyValuePairs<String, String> { ["expiresIn": "\(self.expiresIn)"] }
+}
+
+extension AppleSignInRequest: CredentialRedacting {
+    public var redactedFields: KeyValuePairs<String, String> { ["hasAuthorizationCode": "\(self.authorizationCode != nil)"] }
+}
+
+extension TokenExchangeRequest: CredentialRedacting {
+    public var redactedFields: KeyValuePairs<String, String> { [:] }
+}

@@ -1,0 +1,136 @@
+import Foundation
+import LatchkeyAPI
+
+extension LatchkeySession {
+    /// Signs in with Apple (`POST /api/v1/auth/apple`), or links Apple to this device's anonymous user, and starts the
+    /// session the server returns.
+    ///
+    /// Make an ``AppleNonce`` for the attempt, put its ``AppleNonce/sha256`` in `ASAuthorizationAppleIDRequest.nonce`,
+    /// and pass its ``AppleNonce/raw`` here with the credential's identity token (and authorization code, which lets the
+    /// server revoke the Apple tokens when the account is deleted).
+    ///
+    /// With `linkingCurrentUser` (the default) and a session of this device's user in use (from ``registerDevice()``,
+    /// its user ID is the device UUID), the request carries that session's bearer (refreshed first when it is about to
+    /// expire): the server links the Apple ID to that user, which keeps its ID and data. If that session's refresh is
+    /// rejected, it is over, and the call signs in without linking. Any other session (a guest, an access code, a user
+    /// who signed in with Apple before) is not sent: the Apple ID's own user signs in, created on first use.
+    ///
+    /// The new session replaces the one in use (a refresh of the old one still in flight cannot overwrite it); the
+    /// device UUID and device secret stay. On failure the session in use is kept as it was:
+    /// - ``LatchkeyError/identityAlreadyLinked``: the Apple ID belongs to another user (409); nothing was merged.
+    /// - ``LatchkeyError/signInRejected(code:message:)``: the identity token or nonce was refused (401), e.g. expired
+    ///   or already used; start over with a new nonce. This is not ``LatchkeyError/sessionExpired``.
+    /// - ``LatchkeyError/server(status:code:message:)`` with code `upstream_error` (502): Apple refused the
+    ///   authorization code.
+    ///
+    /// Not for sessions configured with a ``Configuration/tokenProvider``: those take every bearer from the provider.
+    ///
+    /// - Parameters:
+    ///   - identityToken: `ASAuthorizationAppleIDCredential.identityToken` as UTF-8 text.
+    ///   - rawNonce: the ``AppleNonce/raw`` nonce whose hash was in the Apple request.
+    ///   - authorizationCode: `ASAuthorizationAppleIDCredential.authorizationCode` as UTF-8 text, if any.
+    ///   - linkingCurrentUser: whether to link Apple to this device's user when its session is in use.
+    /// - Returns: the new session (for a linked user, the same user ID as before).
+    @discardableResult
+    public func signInWithApple(
+        identityToken: String, rawNonce: String, authorizationCode: String? = nil, linkingCurrentUser: Bool = true
+    ) async throws -> AuthSession {
+        var headers = ["Content-Type": "application/json"]
+        let bearer = linkingCurrentUser ? try await self.linkingBearer() : nil
+        if let bearer { headers["Authorization"] = "Bearer \(bearer)" }
+        let body = AppleSignInRequest(identityToken: identityToken, rawNonce: rawNonce, authorizationCode: authorizationCode)
+        let request = LatchkeyRequest(method: "POST", path: "/api/v1/auth/apple", headers: headers, body: try JSONEncoder().encode(body), auth: .none)
+        let pair = try await self.signInPair(request, hiding: [identityToken, rawNonce, authorizationCode, bearer])
+        return try self.begin(self.storedSession(from: pair))
+    }
+
+    /// ``signInWithApple(identityToken:rawNonce:authorizationCode:linkingCurrentUser:)-(String,_,_,_)`` with the `Data` an
+    /// `ASAuthorizationAppleIDCredential` holds, decoded as UTF-8.
+    ///
+    /// ```swift
+    /// guard let credential = authorization.credential as? ASAuthorizationAppleIDCredential,
+    ///       let identityToken = credential.identityToken else { return }
+    /// try await session.signInWithApple(identityToken: identityToken, rawNonce: nonce.raw,
+    ///                                   authorizationCode: credential.authorizationCode)
+    /// ```
+    ///
+    /// Throws ``LatchkeyError/signInRejected(code:message:)`` without sending anything when either is not UTF-8.
+    @discardableResult
+    public func signInWithApple(
+        identityToken: Data, rawNonce: String, authorizationCode: Data? = nil, linkingCurrentUser: Bool = true
+    ) async throws -> AuthSession {
+        guard let token = String(data: identityToken, encoding: .utf8) else {
+            throw LatchkeyError.signInRejected(code: nil, message: "The identity token from Apple is not UTF-8 text.")
+        }
+        var code: String?
+        if let authorizationCode {
+            guard let text = String(data: authorizationCode, encoding: .utf8) else {
+                throw LatchkeyError.signInRejected(code: nil, message: "The authorization code from Apple is not UTF-8 text.")
+            }
+            code = text
+        }
+        return try await self.signInWithApple(identityToken: token, rawNonce: rawNonce, authorizationCode: code, linkingCurrentUser: linkingCurrentUser)
+    }
+
+    /// Trades another identity provider's token (e.g. a Clerk session token) for a Latchkey session
+    /// (`POST /api/v1/auth/token-exchange`) and starts it, for apps moving from the provider's tokens to Latchkey sessions.
+    ///
+    /// The server must have the provider configured. The new session has a refresh token and replaces the one in use;
+    /// the device UUID and device secret stay. A refused token is ``LatchkeyError/signInRejected(code:message:)`` and
+    /// keeps the session in use. To send the provider's tokens as bearers instead, set ``Configuration/tokenProvider``
+    /// (not both: with a token provider, stored sessions are not used).
+    @discardableResult
+    public func exchangeExternalToken(_ token: String) async throws -> AuthSession {
+        let request = try LatchkeyRequest.post("/api/v1/auth/token-exchange", json: TokenExchangeRequest(subjectToken: token), auth: .none)
+        let pair = try await self.signInPair(request, hiding: [token])
+        return try self.begin(self.storedSession(from: pair))
+    }
+
+    /// Deletes the signed-in user's account (`DELETE /api/v1/users/me`), then signs out locally.
+    ///
+    /// The server removes the user, its sessions and devices, and revokes its Apple tokens. Here the session is cleared
+    /// (state ``AuthState/signedOut``); the device UUID stays. When the deleted user was this device's user, the device
+    /// secret (which proved a registration that no longer exists) is cleared too, and a later ``registerDevice()``
+    /// creates a new, empty user with the same ID, the device UUID. When the call fails nothing changes here.
+    @discardableResult
+    public func deleteAccount() async throws -> AccountDeletionResponse {
+        let deleted = try await self.send(LatchkeyRequest(method: "DELETE", path: "/api/v1/users/me", auth: .bearer), decoding: AccountDeletionResponse.self)
+        if var credentials = self.credentials, credentials.deviceSecret != nil,
+            deleted.userID.caseInsensitiveCompare(credentials.deviceID.uuidString) == .orderedSame
+        {
+            credentials.deviceSecret = nil
+            try? self.persist(credentials)
+        }
+        self.endSession(.signedOut)
+        return deleted
+    }
+
+    /// The bearer that asks the server to link: the access token of this device's user's session, refreshed when it is
+    /// about to expire; `nil` when there is no such session (or its refresh was rejected, which ended it).
+    private func linkingBearer() async throws -> String? {
+        guard self.configuration.tokenProvider == nil else { return nil }
+        let credentials = try self.loadCredentials()
+        guard let session = credentials.session, session.kind == .session,
+            session.userID.caseInsensitiveCompare(credentials.deviceID.uuidString) == .orderedSame
+        else { return nil }
+        guard self.isExpiring(session) else { return session.accessToken }
+        guard session.refreshToken != nil else { return nil }
+        do {
+            return try await self.refreshSession(replacing: session.accessToken).accessToken
+        } catch LatchkeyError.sessionExpired, LatchkeyError.notSignedIn {
+            return nil
+        }
+    }
+
+    /// Sends a sign-in request and decodes its token pair; a 401 is ``LatchkeyError/signInRejected(code:message:)``
+    /// (never a sign-out), and no error text keeps any of `secrets`.
+    private func signInPair(_ request: LatchkeyRequest, hiding secrets: [String?]) async throws -> TokenPairResponse {
+        do {
+            return try await self.send(request, decoding: TokenPairResponse.self)
+        } catch LatchkeyError.unauthorized(let code, let message) {
+            throw LatchkeyError.signInRejected(code: code, message: message).redacting(secrets)
+        } catch let error as LatchkeyError {
+            throw error.redacting(secrets)
+        }
+    }
+}

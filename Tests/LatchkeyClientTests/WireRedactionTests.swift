@@ -1,0 +1,34 @@
+import Foundation
+import LatchkeyAPI
+import Testing
+
+/// Wire types that carry credentials never print them: not in `description`, `debugDescription`,
+/// string interpolation or `dump`.
+@Suite struct WireRedactionTests {
+    static let secret = "SECRET-0123456789abcdef"
+
+    static let values: [(String, any Sendable)] = [
+        ("RegisterDeviceRequest", RegisterDeviceRequest(deviceID: "3f2504e0-4f89-11d3-9a0c-0305e82c3301", deviceSecret: secret)),
+        ("RefreshRequest", RefreshRequest(refreshToken: secret)),
+        ("AccessCodeExchangeRequest", AccessCodeExchangeRequest(accessCode: secret)),
+        (
+            "TokenPairResponse",
+            TokenPairResponse(
+                accessToken: secret, expiresIn: 900, refreshToken: secret, refreshTokenExpiresIn: 100, userID: "u", sessionID: "s",
+                deviceSecret: secret)
+        ),
+        ("AppleSignInRequest", AppleSignInRequest(identityToken: secret, rawNonce: secret, authorizationCode: secret)),
+        ("TokenExchangeRequest", TokenExchangeRequest(subjectToken: secret)),
+    ]
+
+    @Test(arguments: values.map(\.0))
+    func credentialsNeverPrint(type: String) {
+        let value = Self.values.first { $0.0 == type }!.1
+        var dumped = ""
+        dump(value, to: &dumped)
+        for text in [String(describing: value), String(reflecting: value), "\(value)", dumped] {
+            #expect(!text.contains(Self.secret), "\(type) printed its credential: \(text)")
+            #expect(text.contains(type))
+        }
+    }
+}
