@@ -102,6 +102,20 @@ struct IdentityProviderTests {
         }
     }
 
+    @Test func aProviderConfiguredWithAPEMKeyNeedsNoJWKS() async throws {
+        let pem = try await Peer.call("GET", "/test/public-key?kid=clerk-1")["pem"] as! String
+        let server = try await TestServer.federated { configuration in
+            configuration.identityProviders[0].jwksURL = nil
+            configuration.identityProviders[0].publicKeyPEM = pem
+        }
+        try await server.test(.router) { client in
+            let token = try await Peer.clerkToken(claims: server.clerkClaims())
+            #expect(try await client.send(.get, "/api/v1/auth/me", bearer: token).status == .ok)
+            let forged = try await Peer.clerkToken(claims: server.clerkClaims(), signWith: "rogue")
+            #expect(try await client.send(.get, "/api/v1/auth/me", bearer: forged).status == .unauthorized)
+        }
+    }
+
     @Test func theSubjectClaimIsConfigurable() async throws {
         let server = try await TestServer.federated { configuration in
             configuration.identityProviders[0].subjectClaim = "external_id"

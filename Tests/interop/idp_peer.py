@@ -23,6 +23,7 @@ Test controls:
   GET  /test/stats[?tag=T]             {"apple_jwks_fetches": n, "clerk_jwks_fetches": n[, "tag_fetches": n]}
                                        (JWKS fetched as /auth/keys?tag=T are counted per tag too)
   GET  /test/developer-key             {"team_id", "key_id", "private_key_pem"} (PKCS#8 PEM)
+  GET  /test/public-key?kid=K          {"kid", "pem"}: the public key K as PEM
   POST /test/mint/apple                {"claims", "omit", "kid", "sign_with", "alg"} -> {"token"}
   POST /test/mint/clerk                {"claims", "omit", "kid", "sign_with"} -> {"token"}
   POST /test/codes                     {"code", "sub", "client_id"[, "claims"]} -> {} (single-use code)
@@ -382,6 +383,7 @@ class Handler(BaseHTTPRequestHandler):
             ("GET", "/clerk/.well-known/jwks.json"): self.clerk_keys,
             ("GET", "/test/stats"): self.stats,
             ("GET", "/test/developer-key"): self.developer_key,
+            ("GET", "/test/public-key"): self.public_key,
             ("GET", "/test/revoked"): self.revoked,
             ("POST", "/test/mint/apple"): lambda: self.send(200, {"token": mint_apple(self.json_body())}),
             ("POST", "/test/mint/clerk"): lambda: self.send(200, {"token": mint_clerk(self.json_body(), port)}),
@@ -439,6 +441,13 @@ class Handler(BaseHTTPRequestHandler):
             if tag:
                 body["tag_fetches"] = STATE["tagged_fetches"].get(tag, 0)
         self.send(200, body)
+
+    def public_key(self) -> None:
+        """The PEM public key of ?kid=NAME (for providers configured with a PEM key instead of a JWKS URL)."""
+        kid = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query).get("kid", [""])[0]
+        if kid not in KEYS:
+            raise BadRequest("unknown kid")
+        self.send(200, {"kid": kid, "pem": public_pem(kid).decode()})
 
     def developer_key(self) -> None:
         pem = DEVELOPER_KEY.as_pem(private=True).decode()

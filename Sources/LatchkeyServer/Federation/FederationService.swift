@@ -74,7 +74,9 @@ public final class FederationService: Sendable {
             sealedRefreshToken = try await self.exchange(code: code, clientID: clientID, subject: subject)
         }
         var identity = FederatedIdentity(
-            provider: Self.appleProvider, subject: subject, userID: bearer?.userID ?? "", email: claims.string("email"),
+            provider: Self.appleProvider, subject: subject, userID: bearer?.userID ?? "",
+            // Apple sends email_verified as "true"/"false" strings (older tokens) or booleans; keep only a verified address.
+            email: claims.flag("email_verified") == true ? claims.string("email") : nil,
             clientID: sealedRefreshToken == nil ? nil : clientID, sealedRefreshToken: sealedRefreshToken, createdAt: now)
         let userID: String
         let created: Bool
