@@ -281,6 +281,25 @@ struct AppleSignInTests {
         }
     }
 
+    @Test func unreachableAppleKeysAre502NotA500() async throws {
+        let server = try await TestServer.federated { configuration in
+            configuration.apple.jwksURL = "http://127.0.0.1:\(try! ServeCommandTests.freePort())/auth/keys"
+        }
+        try await server.test(.router) { client in
+            let nonce = UUID().uuidString
+            let token = try await Peer.appleToken(claims: server.appleClaims(rawNonce: nonce, subject: UUID().uuidString))
+            let answer = try await Self.signIn(client, token: token, rawNonce: nonce)
+            #expect(answer.status == .badGateway, "\(answer.text)")
+            #expect(answer.envelope?.error.code == .upstreamError)
+        }
+    }
+
+    @Test func aMalformedSignInWithAppleKeyStopsTheServerFromStarting() async throws {
+        await #expect(throws: LatchkeyServices.ConfigurationError.self) {
+            _ = try await TestServer.federated { configuration in configuration.apple.privateKeyPEM = "not a key" }
+        }
+    }
+
     @Test func theCLIDeletesAnAppleUserAfterRevokingItsTokenAtApple() async throws {
         let server = try await TestServer.federated()
         let base = try Peer.base()

@@ -1,3 +1,4 @@
+import JWTKit
 import AsyncHTTPClient
 import Crypto
 import Foundation
@@ -140,6 +141,9 @@ public struct LatchkeyServices: Sendable {
 
     static func validate(_ configuration: LatchkeyConfiguration) throws {
         if let problem = configuration.invalidProviders.first { throw ConfigurationError(description: problem) }
+        if let pem = configuration.apple.privateKeyPEM, (try? ES256PrivateKey(pem: pem)) == nil {
+            throw ConfigurationError(description: "apple.private-key: not a PEM EC P-256 private key (the .p8 file Apple gives you)")
+        }
         let issuers = configuration.identityProviders.map(\.issuer)
         if Set(issuers).count != issuers.count || issuers.contains(configuration.issuer) || issuers.contains(AppleConfiguration.issuer) {
             throw ConfigurationError(description: "providers.*.issuer: every provider needs an issuer of its own (not Latchkey's or Apple's)")

@@ -131,7 +131,7 @@ public final class FederationService: Sendable {
             self.logger.warning("Apple refused an authorization code", metadata: ["error": "\(Self.describe(error))"])
             throw ServiceError.upstream("Apple did not accept the authorization code (\(Self.describe(error))); nothing was changed.")
         }
-        if let idToken = response.idToken, let other = Self.unverifiedSubject(of: idToken), other != subject {
+        if let idToken = response.idToken, let other = IdentityTokenVerifier.unverifiedClaim("sub", of: idToken), other != subject {
             throw ServiceError.upstream("Apple's answer to the authorization code names another Apple ID; nothing was changed.")
         }
         return try response.refreshToken.map { try self.masterKey.seal(Data($0.utf8), context: Self.sealContext(subject: subject)) }
@@ -142,15 +142,7 @@ public final class FederationService: Sendable {
     /// What may be said about an outbound failure: upstream errors name Apple's error code, nothing else.
     static func describe(_ error: any Error) -> String {
         if let error = error as? UpstreamError { return error.description }
-        return "no answer"
-    }
-
-    static func unverifiedSubject(of token: String) -> String? {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let data = Data(base64URLEncoded: String(parts[1])),
-            let payload = try? JSONDecoder().decode([String: ClaimValue].self, from: data), case .string(let subject) = payload["sub"]
-        else { return nil }
-        return subject
+        return "the request to the identity provider failed"
     }
 
     static func sha256Hex(_ text: String) -> String {

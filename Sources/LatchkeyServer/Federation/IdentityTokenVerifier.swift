@@ -49,11 +49,15 @@ struct IdentityTokenVerifier: Sendable {
     }
 
     /// The `iss` claim before any verification, to choose the verifier; nil when unreadable.
-    static func unverifiedIssuer(of token: String) -> String? {
+    static func unverifiedIssuer(of token: String) -> String? { self.unverifiedClaim("iss", of: token) }
+
+    /// A string claim read without verifying anything: only for choosing a verifier, or for tokens that
+    /// came straight from the provider over TLS.
+    static func unverifiedClaim(_ name: String, of token: String) -> String? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let data = Data(base64URLEncoded: String(parts[1])),
-            let payload = try? JSONDecoder().decode([String: ClaimValue].self, from: data), case .string(let issuer) = payload["iss"]
+            let payload = try? JSONDecoder().decode([String: ClaimValue].self, from: data), case .string(let value) = payload[name]
         else { return nil }
-        return issuer
+        return value
     }
 }

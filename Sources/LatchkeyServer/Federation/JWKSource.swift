@@ -68,7 +68,10 @@ actor JWKSCache: IdentityKeySource {
         do {
             fresh = try await self.fetch(now: now)
         } catch {
-            guard let snapshot, snapshot.kids.contains(kid) else { throw error }
+            guard let snapshot, snapshot.kids.contains(kid) else {
+                self.logger.error("fetching an identity provider's keys failed", metadata: ["jwks": "\(self.url)", "error": "\(error)"])
+                throw ServiceError.upstream("The identity provider's signing keys could not be fetched; try again shortly.")
+            }
             self.logger.warning("refreshing an identity provider's keys failed; using the keys held", metadata: ["jwks": "\(self.url)"])
             return snapshot.collection
         }

@@ -57,10 +57,7 @@ public final class AccessTokenVerifier: Sendable {
     }
 
     private func verifySignature(_ token: String) async throws -> AccessTokenClaims {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerData = Data(base64URLEncoded: String(parts[0])),
-            let header = try? JSONDecoder().decode(Header.self, from: headerData)
-        else { throw TokenRejection.malformed }
+        let header = try IdentityTokenVerifier.header(of: token)
         guard header.alg == "ES256", let kid = header.kid else { throw TokenRejection.unsupportedAlgorithm }
         if (try? self.keyRing.current.jwks.keys.contains { $0.kid == kid }) != true {
             await self.keyRing.reloadForUnknownKID(minimumInterval: 1)
@@ -97,10 +94,5 @@ public final class AccessTokenVerifier: Sendable {
         case .guest, .external:
             break
         }
-    }
-
-    private struct Header: Decodable {
-        let alg: String
-        let kid: String?
     }
 }
