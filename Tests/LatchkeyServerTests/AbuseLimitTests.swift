@@ -138,3 +138,22 @@ import Testing
         #expect(limits.accessCodeExchange == RateLimitPolicy(name: "access-code-exchange", limit: 30, window: 300))
     }
 }
+
+extension AbuseLimitTests {
+    /// Sign in with Apple and token exchange may create users: every attempt counts against one per-IP limit.
+    @Test(arguments: ["/api/v1/auth/apple", "/api/v1/auth/token-exchange"])
+    func signInAttemptsAreLimitedPerClientIP(path: String) async throws {
+        try await withServer(.router, configure: Self.limited { $0.signIn.limit = 2 }) { client, _ async throws in
+            let body = path.hasSuffix("apple") ? #"{"identity_token":"x.y.z","raw_nonce":"n"}"# : #"{"subject_token":"x.y.z"}"#
+            for _ in 0..<2 {
+                let refused = try await client.send(.post, path, json: body)
+                #expect(refused.status != .tooManyRequests)
+                #expect(Self.header(refused, "X-RateLimit-Limit") == "2")
+            }
+            let limited = try await client.send(.post, path, json: body)
+            #expect(limited.status == .tooManyRequests)
+            #expect(limited.envelope?.error.code == .rateLimited)
+            #expect(Self.header(limited, "Retry-After") == "300")
+        }
+    }
+}

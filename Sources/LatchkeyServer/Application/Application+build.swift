@@ -26,7 +26,8 @@ public func buildRouter(services: LatchkeyServices) -> Router<LatchkeyRequestCon
         rules: services.configuration.authorizationRules, meters: services.configuration.meters, verifier: services.verifier,
         limiter: limiter, trustedProxies: limits.trustedProxies
     ).add(to: api)
-    FederationRoutes(federation: services.federation, users: services.users, verifier: services.verifier, maxBodySize: limit)
+    FederationRoutes(
+        federation: services.federation, users: services.users, verifier: services.verifier, maxBodySize: limit, limiter: limiter, limits: limits)
         .add(public: api, authenticated: authenticated)
     AccessCodeRoutes(accessCodes: services.accessCodes, maxBodySize: limit, limiter: limiter, limits: limits).add(to: api)
     DiscoveryRoutes(keyRing: services.keyRing, issuer: services.issuer).add(to: router)

@@ -35,13 +35,16 @@ public struct RateLimitPolicy: Sendable, Equatable {
 /// Keys (under `limits.`): `register-device.limit`/`.window` (default 30 per 3600 s per client IP),
 /// `guest.*` (30 per 3600 s per client IP — Supabase's default for anonymous sign-ins),
 /// `access-code-exchange.*` (30 per 300 s per client IP), `refresh.*` (30 per 300 s per session: many phones
-/// share one carrier IP), `trusted-proxies` (comma-separated IP addresses whose `X-Forwarded-For` is believed).
+/// share one carrier IP), `sign-in.*` (Sign in with Apple and token exchange: 30 per 300 s per client IP),
+/// `trusted-proxies` (comma-separated IP addresses whose `X-Forwarded-For` is believed).
 /// Every attempt counts, whatever its answer.
 public struct AbuseLimits: Sendable, Equatable {
     public var registerDevice = RateLimitPolicy(name: "register-device", limit: 30, window: 3600)
     public var guest = RateLimitPolicy(name: "guest", limit: 30, window: 3600)
     public var accessCodeExchange = RateLimitPolicy(name: "access-code-exchange", limit: 30, window: 300)
     public var refresh = RateLimitPolicy(name: "refresh", limit: 30, window: 300)
+    /// `POST /api/v1/auth/apple` and `POST /api/v1/auth/token-exchange`, which may create users.
+    public var signIn = RateLimitPolicy(name: "sign-in", limit: 30, window: 300)
     /// Peers whose `X-Forwarded-For` header names the client; nobody else's is believed.
     public var trustedProxies: Set<String> = []
 
@@ -50,7 +53,7 @@ public struct AbuseLimits: Sendable, Equatable {
     /// No abuse limits at all (benchmarks, tests of other features).
     public static var off: AbuseLimits {
         var limits = AbuseLimits()
-        for keyPath in [\AbuseLimits.registerDevice, \.guest, \.accessCodeExchange, \.refresh] { limits[keyPath: keyPath].limit = 0 }
+        for keyPath in [\AbuseLimits.registerDevice, \.guest, \.accessCodeExchange, \.refresh, \.signIn] { limits[keyPath: keyPath].limit = 0 }
         return limits
     }
 
@@ -60,6 +63,7 @@ public struct AbuseLimits: Sendable, Equatable {
         self.guest = defaults.guest.reading(reader)
         self.accessCodeExchange = defaults.accessCodeExchange.reading(reader)
         self.refresh = defaults.refresh.reading(reader)
+        self.signIn = defaults.signIn.reading(reader)
         self.trustedProxies = Set(reader.stringArray(forKey: "trusted-proxies", default: []))
     }
 }
