@@ -483,6 +483,22 @@ extension StoreContract {
             await #expect(throws: StoreError.conflict) { try await store.activateSigningKey(again) }
             #expect(try await store.signingKeys() == [key])
         },
+        StoreContract("signing keys (concurrent): ten first keys at once make exactly one active key; rotations keep one") { store async throws in
+            let keys = (0..<10).map { _ in signingKey(at: at(10)) }
+            let made = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for key in keys { group.addTask { try await store.activateFirstSigningKey(key) } }
+                return try await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
+            }
+            #expect(made == 1)
+            #expect(try await store.signingKeys().count == 1)
+            #expect(try await store.activateFirstSigningKey(signingKey(at: at(11))) == false)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<5 { group.addTask { try await store.activateSigningKey(signingKey(at: at(20 + Double(index)))) } }
+                try await group.waitForAll()
+            }
+            #expect(try await store.signingKeys().count == 6)
+            #expect(try await store.signingKeys().filter { $0.retiredAt == nil }.count == 1)
+        },
         StoreContract("settings: unknown is nil, set, overwrite, read; names are independent") { store async throws in
             #expect(try await store.setting("issuer") == nil)
             try await store.setSetting("issuer", to: "http://a.test")

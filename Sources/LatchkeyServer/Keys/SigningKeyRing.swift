@@ -32,10 +32,14 @@ public final class SigningKeyRing: Sendable {
         self.logger = logger
     }
 
-    /// Creates the first key when the database has none, then loads the keys.
+    /// Creates the first key when the database has none (once, however many processes start together),
+    /// then loads the keys.
     func prepare() async throws {
         if try await self.store.signingKeys().allSatisfy({ $0.retiredAt != nil }) {
-            _ = try await self.rotate()
+            let record = try self.makeKey()
+            if try await self.store.activateFirstSigningKey(record) {
+                self.logger.info("signing key activated", metadata: ["kid": "\(record.kid)"])
+            }
         }
         try await self.reload()
     }
@@ -43,16 +47,20 @@ public final class SigningKeyRing: Sendable {
     /// Adds a fresh key that signs from now on; earlier keys are retired but keep verifying.
     @discardableResult
     public func rotate() async throws -> SigningKeyRecord {
+        let record = try self.makeKey()
+        try await self.store.activateSigningKey(record)
+        self.logger.info("signing key activated", metadata: ["kid": "\(record.kid)"])
+        try await self.reload()
+        return record
+    }
+
+    private func makeKey() throws -> SigningKeyRecord {
         let privateKey = P256.Signing.PrivateKey()
         let kid = Self.thumbprintKID(of: privateKey.publicKey)
-        let record = SigningKeyRecord(
+        return SigningKeyRecord(
             kid: kid, algorithm: "ES256", publicKeyPEM: privateKey.publicKey.pemRepresentation,
             sealedPrivateKey: try self.masterKey.seal(privateKey.rawRepresentation, context: "signing-key \(kid)"),
             createdAt: self.clock.now(), retiredAt: nil)
-        try await self.store.activateSigningKey(record)
-        self.logger.info("signing key activated", metadata: ["kid": "\(kid)"])
-        try await self.reload()
-        return record
     }
 
     /// The keys recorded in the database, newest last.

@@ -6,6 +6,9 @@ public protocol SigningKeyStore: Sendable {
     func signingKeys() async throws -> [SigningKeyRecord]
     /// Adds `key` and retires every other active key, so `key` signs from now on.
     func activateSigningKey(_ key: SigningKeyRecord) async throws
+    /// Adds `key` as the active key only when there is none; false when another process got there first
+    /// (several processes starting at once on an empty database make one key, not one each).
+    func activateFirstSigningKey(_ key: SigningKeyRecord) async throws -> Bool
     func setting(_ name: String) async throws -> String?
     func setSetting(_ name: String, to value: String) async throws
 }
@@ -24,15 +27,30 @@ extension SQLLatchkeyStore: SigningKeyStore {
 
     public func activateSigningKey(_ key: SigningKeyRecord) async throws {
         try await self.database.transaction { sql in
+            // Rotations take turns, so two at once still leave exactly one active key.
+            try await Self.serialize(on: "signing keys", sql)
             try await sql.raw("UPDATE signing_keys SET retired_at = \(bind: key.createdAt.stored) WHERE retired_at IS NULL").run()
-            try await sql.raw(
-                """
-                INSERT INTO signing_keys (kid, algorithm, public_key, sealed_private_key, created_at)
-                VALUES (\(bind: key.kid), \(bind: key.algorithm), \(bind: key.publicKeyPEM), \(bind: key.sealedPrivateKey),
-                        \(bind: key.createdAt.stored))
-                """
-            ).run()
+            try await Self.insert(key, on: sql)
         }
+    }
+
+    public func activateFirstSigningKey(_ key: SigningKeyRecord) async throws -> Bool {
+        try await self.database.transaction { sql in
+            try await Self.serialize(on: "signing keys", sql)
+            guard try await sql.raw("SELECT kid FROM signing_keys WHERE retired_at IS NULL").first() == nil else { return false }
+            try await Self.insert(key, on: sql)
+            return true
+        }
+    }
+
+    static func insert(_ key: SigningKeyRecord, on sql: any SQLDatabase) async throws {
+        try await sql.raw(
+            """
+            INSERT INTO signing_keys (kid, algorithm, public_key, sealed_private_key, created_at)
+            VALUES (\(bind: key.kid), \(bind: key.algorithm), \(bind: key.publicKeyPEM), \(bind: key.sealedPrivateKey),
+                    \(bind: key.createdAt.stored))
+            """
+        ).run()
     }
 
     public func setting(_ name: String) async throws -> String? {
