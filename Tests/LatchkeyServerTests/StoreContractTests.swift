@@ -263,6 +263,12 @@ extension StoreContract {
                 sessionID: session.id, presentedHash: session.refreshTokenHash, successorHash: successor,
                 successorExpiresAt: at(3600), now: at(100), graceWindow: 10)
             #expect(first == .rotated(record(session)))
+            // The refresh marks the device as seen.
+            if let deviceID = session.deviceID {
+                #expect(try await store.devices(ofUser: session.userID).first { $0.id == deviceID }?.lastSeenAt == at(100))
+            } else {
+                Issue.record("registerDevice made a session without a device")
+            }
             #expect(try await store.isRefreshTokenSpent(sessionID: session.id, hash: session.refreshTokenHash) == true)
             #expect(try await store.isRefreshTokenSpent(sessionID: session.id, hash: successor) == false)
 

@@ -27,7 +27,8 @@ public enum RefreshRotation: Sendable, Equatable {
 public protocol SessionStore: Sendable {
     func createSession(_ session: NewSession) async throws
     func session(id: String) async throws -> SessionRecord?
-    /// Spends the refresh token of session `sessionID` whose hash is `presentedHash`, atomically.
+    /// Spends the refresh token of session `sessionID` whose hash is `presentedHash`, atomically; a first use
+    /// also marks the session's device as seen at `now`.
     func rotateRefreshToken(
         sessionID: String, presentedHash: String, successorHash: String, successorExpiresAt: Date, now: Date, graceWindow: TimeInterval
     ) async throws -> RefreshRotation
@@ -83,6 +84,10 @@ extension SQLLatchkeyStore: SessionStore {
                     VALUES (\(bind: session.id), \(bind: successorHash), \(bind: now.stored), \(bind: successorExpiresAt.stored))
                     """
                 ).run()
+                // A refresh is the app coming back: the device was last seen now.
+                if let deviceID = session.deviceID {
+                    try await sql.raw("UPDATE devices SET last_seen_at = \(bind: now.stored) WHERE id = \(bind: deviceID)").run()
+                }
                 return .rotated(session)
             }
             let usedAt =
