@@ -20,12 +20,6 @@ public final class ExternalTokenVerifier: Sendable {
         self.clock = clock
     }
 
-    /// Whether `token` claims to come from a configured provider (nothing is verified).
-    func claimsProvider(_ token: String) -> Bool {
-        guard !self.providers.isEmpty, let issuer = IdentityTokenVerifier.unverifiedIssuer(of: token) else { return false }
-        return self.providers[issuer] != nil
-    }
-
     /// Verifies a provider's token and returns it as a Latchkey user's token; nil when its issuer is not a
     /// configured provider. Throws ``TokenRejection`` for a token that fails a check.
     func verify(_ token: String) async throws -> VerifiedToken? {

@@ -100,7 +100,7 @@ public final class FederationService: Sendable {
 
     /// Trades a configured provider's token for a Latchkey session of its user.
     public func exchange(_ request: TokenExchangeRequest) async throws -> TokenPairResponse {
-        guard self.external.claimsProvider(request.subjectToken), let verified = try await self.external.verify(request.subjectToken) else {
+        guard let verified = try await self.external.verify(request.subjectToken) else {
             throw TokenRejection.wrongIssuer
         }
         return try await self.sessions.startSession(userID: verified.userID, deviceID: nil)

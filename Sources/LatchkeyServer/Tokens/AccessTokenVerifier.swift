@@ -44,7 +44,7 @@ public final class AccessTokenVerifier: Sendable {
             if cached.kind == .accessCode { try await self.checkNotRevoked(cached) }
             return cached
         }
-        if let external = self.external, external.claimsProvider(token), let verified = try await external.verify(token) {
+        if let verified = try await self.external?.verify(token) {
             self.cache.insert(token, verified: verified, now: now)
             return verified
         }
