@@ -103,6 +103,8 @@ let package = Package(
                 "LatchkeyServer",
                 "LatchkeyAPI",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                // HMACs for forged tokens, nonce hashes for the Apple peer.
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
