@@ -6,10 +6,19 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
 
+// The package declares the SDK's minimums (SwiftPM checks deployment targets per package, not per target).
+// The server side needs macOS 15 / iOS 18 (swift-configuration; Hummingbird 2's APIs need macOS 14): every
+// top-level declaration there carries `@available(LatchkeyServer 1.0, *)`, as swift-configuration and
+// Hummingbird do with their own macros. In the test targets the suites stay unannotated (Swift Testing refuses
+// @available on a suite) and their members carry it. scripts/check-platforms keeps it that way.
+let serverAvailability = SwiftSetting.enableExperimentalFeature(
+    "AvailabilityMacro=LatchkeyServer 1.0:macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, visionOS 2.0")
+let serverSwiftSettings = swiftSettings + [serverAvailability]
+
 let package = Package(
     name: "latchkey",
-    // The server side needs macOS 15 (swift-configuration). LatchkeyAPI itself imports only Foundation.
-    platforms: [.macOS(.v15), .iOS(.v16)],
+    // The SDK's minimums; see serverAvailability above for the server side.
+    platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .library(name: "LatchkeyAPI", targets: ["LatchkeyAPI"]),
         .library(name: "LatchkeyServer", targets: ["LatchkeyServer"]),
@@ -19,7 +28,6 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
         .package(url: "https://github.com/swift-extras/swift-extras-base64.git", from: "1.2.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
@@ -61,7 +69,6 @@ let package = Package(
             dependencies: [
                 "LatchkeyAPI",
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "ExtrasBase64", package: "swift-extras-base64"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -78,7 +85,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             resources: [.copy("Resources/openapi.json")],
-            swiftSettings: swiftSettings
+            swiftSettings: serverSwiftSettings
         ),
         .executableTarget(
             name: "latchkey",
@@ -88,7 +95,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: serverSwiftSettings
         ),
         // Test helpers shared by the test targets (running the built executables as real processes).
         .target(
@@ -106,7 +113,7 @@ let package = Package(
                 // HMACs for forged tokens, nonce hashes for the Apple peer.
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
-            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny"), serverAvailability]
         ),
         .testTarget(
             name: "LatchkeyClientTests",
@@ -118,7 +125,7 @@ let package = Package(
                 "LatchkeyServer",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
-            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny"), serverAvailability]
         ),
     ]
 )

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LatchkeyServer
 
+@available(LatchkeyServer 1.0, *)
 struct AccessCodeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "access-code", abstract: "Issue, list and revoke access codes.", subcommands: [Issue.self, List.self, Revoke.self])
@@ -66,6 +67,7 @@ struct AccessCodeCommand: AsyncParsableCommand {
 }
 
 /// Parses "3600", "90s", "90m", "12h", "30d".
+@available(LatchkeyServer 1.0, *)
 func parseDuration(_ text: String) throws -> TimeInterval {
     let units: [Character: TimeInterval] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
     var number = Substring(text)
@@ -80,6 +82,7 @@ func parseDuration(_ text: String) throws -> TimeInterval {
     return value * unit
 }
 
+@available(LatchkeyServer 1.0, *)
 extension Date {
     var iso8601: String { ISO8601DateFormatter().string(from: self) }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import LatchkeyServer
 
+@available(LatchkeyServer 1.0, *)
 struct KeysCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keys", abstract: "Rotate and list signing keys; make a master key.", subcommands: [Rotate.self, List.self, NewMasterKey.self])

@@ -4,7 +4,22 @@ import Foundation
 import LatchkeyServer
 import Logging
 
+/// The entry point: the server side needs macOS 15 / iOS 18 (see Package.swift), the package declares the SDK's
+/// lower minimums, so the check happens here, once, at run time.
+// availability: everywhere
 @main
+enum LatchkeyMain {
+    static func main() async {
+        if #available(LatchkeyServer 1.0, *) {
+            await Latchkey.main()
+        } else {
+            FileHandle.standardError.write(Data("latchkey needs macOS 15 or later.\n".utf8))
+            exit(1)
+        }
+    }
+}
+
+@available(LatchkeyServer 1.0, *)
 struct Latchkey: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "latchkey",
@@ -13,6 +28,7 @@ struct Latchkey: AsyncParsableCommand {
 }
 
 /// Options every command shares: where the database is and how to read configuration.
+@available(LatchkeyServer 1.0, *)
 struct DatabaseOptions: ParsableArguments {
     @Option(help: "SQLite database file, or postgres://user:password@host:port/db (env LATCHKEY_DATABASE; default ./latchkey.sqlite).")
     var database: String?
@@ -42,6 +58,7 @@ struct DatabaseOptions: ParsableArguments {
 }
 
 /// Runs `body` with services open, closing them afterwards, and turns service errors into exit messages.
+@available(LatchkeyServer 1.0, *)
 func withServices<T>(_ options: DatabaseOptions, _ body: (LatchkeyServices) async throws -> T) async throws -> T {
     let services = try await options.openServices()
     do {

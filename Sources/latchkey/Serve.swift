@@ -5,6 +5,7 @@ import Hummingbird
 import LatchkeyServer
 import Logging
 
+@available(LatchkeyServer 1.0, *)
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the server. Creates and migrates the database and signing keys on first start.")
@@ -41,6 +42,7 @@ struct Serve: AsyncParsableCommand {
     }
 }
 
+@available(LatchkeyServer 1.0, *)
 struct Migrate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Create or migrate the database and signing keys, then exit.")
 

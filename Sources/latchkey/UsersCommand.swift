@@ -3,6 +3,7 @@ import Foundation
 import LatchkeyAPI
 import LatchkeyServer
 
+@available(LatchkeyServer 1.0, *)
 struct UsersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "users", abstract: "List, show and delete users.", subcommands: [List.self, Show.self, Delete.self, Budget.self])
@@ -71,6 +72,7 @@ struct UsersCommand: AsyncParsableCommand {
     }
 }
 
+@available(LatchkeyServer 1.0, *)
 extension UsersCommand {
     struct Budget: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Show a user's budget, or set its limit with --set.")
@@ -96,6 +98,7 @@ extension UsersCommand {
     }
 }
 
+@available(LatchkeyServer 1.0, *)
 func canonical(_ id: String) throws -> String {
     guard let uuid = UUID(uuidString: id) else { throw ValidationError("'\(id)' is not a UUID.") }
     return uuid.uuidString.lowercased()

@@ -4,6 +4,7 @@ import LatchkeyClient
 import Testing
 
 @Suite struct BootstrapTests {
+    @available(LatchkeyServer 1.0, *)
     @Test func aFreshTokenIsCheckedWithMeAndSignsIn() async throws {
         let fixture = Fixture { Samples.me(accepting: ["access-1"], $0) }
         try fixture.storeSession()
@@ -12,12 +13,14 @@ import Testing
         #expect(fixture.transport.requests.map(\.url.path) == ["/api/v1/auth/me"])
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func nothingStoredIsSignedOutWithoutANetworkCall() async {
         let fixture = Fixture()
         #expect(await fixture.session().bootstrap() == .signedOut)
         #expect(fixture.transport.requests.isEmpty)
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aTokenExpiringWithinTheSkewIsRefreshedBeforeMe() async throws {
         let fixture = Fixture { request in
             request.url.path == "/api/v1/auth/refresh" ? .json(200, Samples.pair(2)) : Samples.me(accepting: ["access-2"], request)
@@ -29,6 +32,7 @@ import Testing
         #expect(try fixture.store.load()?.session?.refreshToken == "refresh-2")
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aTokenOutsideTheSkewIsNotRefreshed() async throws {
         let fixture = Fixture { Samples.me(accepting: ["access-1"], $0) }
         try fixture.storeSession(lifetime: 900)
@@ -37,6 +41,7 @@ import Testing
         #expect(fixture.transport.requests(to: "/api/v1/auth/refresh").isEmpty)
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func theSkewIsConfigurable() async throws {
         let fixture = Fixture { request in
             request.url.path == "/api/v1/auth/refresh" ? .json(200, Samples.pair(2)) : Samples.me(accepting: ["access-2"], request)
@@ -47,6 +52,7 @@ import Testing
         #expect(fixture.transport.requests(to: "/api/v1/auth/refresh").count == 1)
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func meRejectedRefreshesAndRetriesOnce() async throws {
         let fixture = Fixture { request in
             request.url.path == "/api/v1/auth/refresh" ? .json(200, Samples.pair(2)) : Samples.me(accepting: ["access-2"], request)
@@ -56,6 +62,7 @@ import Testing
         #expect(fixture.transport.requests.map(\.url.path) == ["/api/v1/auth/me", "/api/v1/auth/refresh", "/api/v1/auth/me"])
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func meRejectedAfterARefreshSignsOutWithoutLooping() async throws {
         let fixture = Fixture { request in
             request.url.path == "/api/v1/auth/refresh" ? .json(200, Samples.pair(2)) : Samples.me(accepting: [], request)
@@ -65,6 +72,7 @@ import Testing
         #expect(fixture.transport.requests.count == 3)
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aRejectedRefreshTokenEndsInSessionExpiredAndKeepsTheDevice() async throws {
         let fixture = Fixture { request in
             request.url.path == "/api/v1/auth/refresh" ? .error(401, .invalidGrant) : Samples.me(accepting: [], request)
@@ -76,6 +84,7 @@ import Testing
         #expect(try fixture.store.load()?.deviceSecret == "secret-1")
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func offlineAtLaunchKeepsTheSession() async throws {
         let fixture = Fixture { _ in throw URLError(.notConnectedToInternet) }
         try fixture.storeSession()
@@ -83,6 +92,7 @@ import Testing
         #expect(try fixture.store.load()?.session != nil)
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func anExpiringGuestTokenIsClearedAtLaunchWithoutANetworkCall() async throws {
         let fixture = Fixture()
         try fixture.storeSession(refresh: nil, kind: .guest, lifetime: 900)
@@ -92,6 +102,7 @@ import Testing
         #expect(fixture.transport.requests.isEmpty)
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aGuestTokenOutsideTheSkewIsRestored() async throws {
         let fixture = Fixture { Samples.me(accepting: ["access-1"], $0) }
         try fixture.storeSession(refresh: nil, kind: .guest, lifetime: 900)

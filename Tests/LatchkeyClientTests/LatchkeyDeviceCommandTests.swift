@@ -14,6 +14,7 @@ import FoundationNetworking
 struct LatchkeyDeviceCommandTests {
     // MARK: register, status, me, refresh
 
+    @available(LatchkeyServer 1.0, *)
     @Test func registerExitsZeroAndTheNextRunsStatusIsSignedInAsTheSameUser() async throws {
         try await DeviceApp.run { app, _ in
             let register = try await app.json("register")
@@ -28,6 +29,7 @@ struct LatchkeyDeviceCommandTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func meExitsZeroAndPrintsTheUserID() async throws {
         try await DeviceApp.run { app, _ in
             let userID = try await app.register()
@@ -38,6 +40,7 @@ struct LatchkeyDeviceCommandTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func refreshExitsZeroAndStoresTheNextTokenPair() async throws {
         try await DeviceApp.run { app, _ in
             try await app.register()
@@ -51,6 +54,7 @@ struct LatchkeyDeviceCommandTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func anAccessTokenTheServerNoLongerAcceptsIsRefreshedAndTheRequestSucceeds() async throws {
         try await DeviceApp.run { app, server in
             let userID = try await app.register()
@@ -63,6 +67,7 @@ struct LatchkeyDeviceCommandTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func concurrentRefreshRunsOnTheSameStateAllSucceedAndLeaveTheDeviceSignedIn() async throws {
         try await DeviceApp.run { app, _ in
             let userID = try await app.register()
@@ -80,6 +85,7 @@ struct LatchkeyDeviceCommandTests {
 
     // MARK: call
 
+    @available(LatchkeyServer 1.0, *)
     @Test func callWithBearerAuthOnValidateTokenExitsZeroAndReportsTheUser() async throws {
         try await DeviceApp.run { app, _ in
             let userID = try await app.register()
@@ -92,6 +98,7 @@ struct LatchkeyDeviceCommandTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func callWithoutAuthOnAProtectedRouteExits3() async throws {
         try await DeviceApp.run { app, _ in
             try await app.register()
@@ -101,6 +108,7 @@ struct LatchkeyDeviceCommandTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func callWithBearerAuthSendsTheStoredAccessTokenAndNoDeviceID() async throws {
         try await DeviceApp.run { app, server in
             try await app.register()
@@ -111,6 +119,7 @@ struct LatchkeyDeviceCommandTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func callWithDeviceAuthSendsOnlyTheDeviceID() async throws {
         try await DeviceApp.run { app, server in
             let userID = try await app.register()
@@ -122,6 +131,7 @@ struct LatchkeyDeviceCommandTests {
 
     // MARK: signout
 
+    @available(LatchkeyServer 1.0, *)
     @Test func signoutLocalExitsZeroAndThenStatusAndMeExit3() async throws {
         try await DeviceApp.run { app, _ in
             try await app.register()
@@ -137,6 +147,7 @@ struct LatchkeyDeviceCommandTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func signoutRevokesTheSessionOnTheServer() async throws {
         try await DeviceApp.run { app, server in
             try await app.register()
@@ -148,6 +159,7 @@ struct LatchkeyDeviceCommandTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func registerAfterSignoutGetsTheSameAccountBack() async throws {
         try await DeviceApp.run { app, _ in
             let userID = try await app.register()
@@ -160,6 +172,7 @@ struct LatchkeyDeviceCommandTests {
 
     // MARK: redeem
 
+    @available(LatchkeyServer 1.0, *)
     @Test func redeemingACodeIssuedForThisDeviceSignsItIn() async throws {
         try await DeviceApp.run { app, server in
             let deviceID = try await app.registerUser()
@@ -176,6 +189,7 @@ struct LatchkeyDeviceCommandTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func redeemingACodeForAnotherUserIsRefusedWithAReadableMessageAndStoresNothing() async throws {
         try await DeviceApp.run { app, server in
             _ = try await app.registerUser()
@@ -190,6 +204,7 @@ struct LatchkeyDeviceCommandTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func redeemingSomethingThatIsNotACodeExits3SayingItIsNotValid() async throws {
         try await DeviceApp.run { app, _ in
             _ = try await app.registerUser()
@@ -201,6 +216,7 @@ struct LatchkeyDeviceCommandTests {
 
     /// An access code has no refresh token: `refresh` cannot renew it, but the code is still valid on the server and
     /// the app should stay signed in with it.
+    @available(LatchkeyServer 1.0, *)
     @Test func refreshOnARedeemedAccessCodeDoesNotThrowTheValidCodeAway() async throws {
         try await DeviceApp.run { app, server in
             let deviceID = try await app.registerUser()
@@ -219,6 +235,7 @@ struct LatchkeyDeviceCommandTests {
 
     // MARK: usage, offline, secrets
 
+    @available(LatchkeyServer 1.0, *)
     @Test func anUnknownCommandExits2() async throws {
         try await DeviceApp.run { app, _ in
             let run = try await app.run("frobnicate")
@@ -228,6 +245,7 @@ struct LatchkeyDeviceCommandTests {
     }
 
     @Test(arguments: [["redeem"], ["call", "GET"], ["call"], [], ["apple"], ["apple", "--identity-token", "t"], ["apple", "--nonce", "n"]])
+    @available(LatchkeyServer 1.0, *)
     func aMissingArgumentOrCommandExits2(arguments: [String]) async throws {
         try await DeviceApp.run { app, _ in
             let run = try await app.run(arguments)
@@ -237,6 +255,7 @@ struct LatchkeyDeviceCommandTests {
     }
 
     @Test(arguments: [["call", "GET", "/api/v1/health", "--auth", "sometimes"], ["signout", "--scope", "everywhere"]])
+    @available(LatchkeyServer 1.0, *)
     func aBadOptionValueExits2(arguments: [String]) async throws {
         try await DeviceApp.run { app, _ in
             let run = try await app.run(arguments)
@@ -244,6 +263,7 @@ struct LatchkeyDeviceCommandTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func registeringWithNothingListeningOnTheServerPortExits5() async throws {
         let app = try DeviceApp(server: URL(string: "http://127.0.0.1:1")!)
         defer { app.remove() }
@@ -252,6 +272,7 @@ struct LatchkeyDeviceCommandTests {
         #expect(run.stderr.contains("Cannot reach the server"), "\(run)")
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func meWithTheServerUnreachableExits5AndKeepsTheSession() async throws {
         try await DeviceApp.run { app, _ in
             try await app.register()
@@ -263,6 +284,7 @@ struct LatchkeyDeviceCommandTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func noCommandPrintsTheAccessTokenTheRefreshTokenOrTheDeviceSecret() async throws {
         try await DeviceApp.run { app, server in
             var secrets: Set<String> = []
@@ -302,6 +324,7 @@ struct LatchkeyDeviceCommandTests {
 
 /// One install of `latchkey-device`: a state directory (its Keychain between launches) and a home directory of its
 /// own, so no run can touch `~/.latchkey-device`.
+@available(LatchkeyServer 1.0, *)
 struct DeviceApp: Sendable {
     let server: URL
     let directory: URL
@@ -379,6 +402,7 @@ struct DeviceApp: Sendable {
     func remove() { try? FileManager.default.removeItem(at: self.directory) }
 }
 
+@available(LatchkeyServer 1.0, *)
 extension LiveServer {
     /// The status of `GET path` with `Authorization: Bearer <token>`, sent without the SDK.
     func status(of path: String, bearer token: String) async throws -> Int {

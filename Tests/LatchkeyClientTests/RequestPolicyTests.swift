@@ -4,12 +4,14 @@ import LatchkeyClient
 import Testing
 
 @Suite struct RequestPolicyTests {
+    @available(LatchkeyServer 1.0, *)
     func signedIn(_ handler: @escaping StubTransport.Handler = { _ in TransportResponse(status: 200) }) throws -> (Fixture, LatchkeySession, UUID) {
         let fixture = Fixture(handler)
         let deviceID = try fixture.storeSession()
         return (fixture, fixture.session(), deviceID)
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func deviceIDPolicySendsTheDeviceIDAndNeverAnAuthorizationHeader() async throws {
         let (fixture, session, deviceID) = try self.signedIn()
         var request = LatchkeyRequest.get("/api/v1/assets/drum-kits", auth: .deviceID)
@@ -20,6 +22,7 @@ import Testing
         #expect(sent.header("Authorization") == nil)
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func bearerPolicySendsOnlyTheBearer() async throws {
         let (fixture, session, _) = try self.signedIn()
         _ = try await session.send(.get("/api/v1/users/me", auth: .bearer))
@@ -28,6 +31,7 @@ import Testing
         #expect(sent.header("X-Device-ID") == nil)
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func bearerAndDeviceIDPolicySendsBoth() async throws {
         let (fixture, session, deviceID) = try self.signedIn()
         _ = try await session.send(.get("/api/v1/hairstyles", auth: .bearerAndDeviceID))
@@ -36,6 +40,7 @@ import Testing
         #expect(sent.header("X-Device-ID") == deviceID.uuidString.lowercased())
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func noneSendsNoCredentials() async throws {
         let (fixture, session, _) = try self.signedIn()
         _ = try await session.send(.get("/api/v1/health", auth: .none))
@@ -44,6 +49,7 @@ import Testing
         #expect(sent.url.absoluteString == "https://auth.example.test/api/v1/health")
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func tokenInQueryPutsTheTokenInTheURLOnly() async throws {
         let (fixture, session, _) = try self.signedIn()
         _ = try await session.send(LatchkeyRequest(method: "GET", path: "/api/v1/mcp/daw", queryItems: [URLQueryItem(name: "a", value: "1")], auth: .tokenInQuery))
@@ -54,12 +60,14 @@ import Testing
         #expect(url.absoluteString == "wss://auth.example.test/api/v1/mcp/daw?token=access-1")
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aBearerRequestWithoutASessionIsNotSent() async throws {
         let fixture = Fixture()
         await #expect(throws: LatchkeyError.notSignedIn) { try await fixture.session().send(.get("/api/v1/users/me", auth: .bearer)) }
         #expect(fixture.transport.requests.isEmpty)
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func tooManyRequestsIsARateLimitErrorAndAnEvent() async throws {
         let (_, session, _) = try self.signedIn { _ in
             .error(
@@ -74,6 +82,7 @@ import Testing
         #expect(LatchkeyError.rateLimited(expected).description == "Too many requests. Try again in 60 minutes.")
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func rateLimitResetAndRetryAfterAreReadInBothForms() {
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         let relative = RateLimitInfo(
@@ -83,12 +92,14 @@ import Testing
         #expect(RateLimitInfo(response: TransportResponse(status: 200), now: now) == nil)
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func successfulResponsesCarryTheirRateLimitHeaders() async throws {
         let (_, session, _) = try self.signedIn { _ in TransportResponse(status: 200, headers: ["X-RateLimit-Limit": "5", "X-RateLimit-Remaining": "4"]) }
         let response = try await session.send(.get("/api/v1/edit", auth: .bearer))
         #expect(response.rateLimit == RateLimitInfo(limit: 5, remaining: 4))
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aMissingDeviceIDAnswerIsItsOwnError() async throws {
         let (_, session, _) = try self.signedIn { _ in .error(400, .invalidHeader, "X-Device-ID header is required for guest users.") }
         await #expect(throws: LatchkeyError.missingDeviceID(message: "X-Device-ID header is required for guest users.")) {
@@ -96,6 +107,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func noAnswerIsOfflineAndA5xxIsAServerError() async throws {
         let (_, offline, _) = try self.signedIn { _ in throw URLError(.notConnectedToInternet) }
         await #expect(throws: LatchkeyError.offline) { try await offline.send(.get("/api/v1/health", auth: .none)) }
@@ -104,6 +116,7 @@ import Testing
         #expect(LatchkeyError.offline.description == "Cannot reach the server. Check your connection and try again.")
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func anExternalTokenProviderSuppliesTheBearerAndIsAskedForAFreshOneAfterA401() async throws {
         let forced = Counter()
         let fixture = Fixture { request in request.bearer == "clerk-2" ? .json(200, Samples.profile("user_clerk")) : .error(401, .invalidToken) }
@@ -120,6 +133,7 @@ import Testing
         #expect(try fixture.store.load()?.session == nil)
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func anExternalProviderWithoutATokenIsSignedOut() async throws {
         let fixture = Fixture()
         let session = fixture.session { $0.tokenProvider = { _ in nil } }

@@ -8,6 +8,7 @@ import Testing
 /// Abuse limits on the identity endpoints: rolling windows, the rate-limit headers, 429 with `Retry-After`,
 /// exact under concurrency, keyed by client IP (or session for refresh).
 @Suite struct AbuseLimitTests {
+    @available(LatchkeyServer 1.0, *)
     static func limited(_ configure: @escaping (inout AbuseLimits) -> Void) -> (inout LatchkeyConfiguration) -> Void {
         { configuration in
             var limits = AbuseLimits()
@@ -16,13 +17,16 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     static func register(_ client: some TestClientProtocol, headers: HTTPFields = [:]) async throws -> TestResponse {
         try await client.send(.post, "/api/v1/auth/register-device", json: #"{"device_id":"\#(UUID().uuidString)"}"#, headers: headers)
     }
 
+    @available(LatchkeyServer 1.0, *)
     static func header(_ response: TestResponse, _ name: String) -> String? { response.headers[HTTPField.Name(name)!] }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func registrationsCarryTheRateLimitHeadersAndTheOneOverTheLimitGets429WithRetryAfter(transport: Transport) async throws {
         try await withServer(transport, configure: Self.limited { $0.registerDevice.limit = 3 }) { client, server async throws in
             let start = server.clock.now()
@@ -41,6 +45,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func theWindowRolls() async throws {
         try await withServer(.router, configure: Self.limited { $0.registerDevice.limit = 2 }) { client, server async throws in
             #expect(try await Self.register(client).status == .created)
@@ -53,6 +58,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func fiftyConcurrentRegistrationsAgainstALimitOfFiveLetExactlyFiveThrough() async throws {
         try await withServer(.router, configure: Self.limited { $0.registerDevice.limit = 5 }) { client, server async throws in
             let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
@@ -65,6 +71,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func everyAttemptCountsEvenARejectedOneAndItsErrorCarriesTheHeaders() async throws {
         try await withServer(.router, configure: Self.limited { $0.registerDevice.limit = 1 }) { client, _ async throws in
             let bad = try await client.send(.post, "/api/v1/auth/register-device", json: "{")
@@ -74,6 +81,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aNewDeviceIDDoesNotEscapeTheGuestLimitOfItsAddress() async throws {
         try await withServer(.router, configure: Self.limited { $0.guest.limit = 2 }) { client, _ async throws in
             for expected in [HTTPResponse.Status.created, .created, .tooManyRequests] {
@@ -83,6 +91,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func accessCodeExchangesAreLimitedPerAddress() async throws {
         try await withServer(.router, configure: Self.limited { $0.accessCodeExchange.limit = 1 }) { client, _ async throws in
             #expect(try await client.send(.post, "/api/v1/auth/access-code/exchange", json: #"{"access_code":"x"}"#).status == .unauthorized)
@@ -90,6 +99,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func refreshIsLimitedPerSessionNotPerAddress() async throws {
         try await withServer(.router, configure: Self.limited { $0.refresh.limit = 1 }) { client, _ async throws in
             let first = try await client.registerDevice()
@@ -102,6 +112,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func xForwardedForIsIgnoredFromAnUntrustedPeer() async throws {
         try await withServer(.live, configure: Self.limited { $0.registerDevice.limit = 1 }) { client, _ async throws in
             #expect(try await Self.register(client, headers: [HTTPField.Name("X-Forwarded-For")!: "203.0.113.1"]).status == .created)
@@ -109,6 +120,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func xForwardedForNamesTheClientBehindATrustedProxy() async throws {
         let limits = Self.limited {
             $0.registerDevice.limit = 1
@@ -123,6 +135,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aLimitOfZeroSwitchesThePolicyOff() async throws {
         try await withServer(.router, configure: Self.limited { $0.registerDevice.limit = 0 }) { client, _ async throws in
             let response = try await Self.register(client)
@@ -131,6 +144,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func theDefaultsAreThirtyAnHourForRegistrationAndGuests() {
         let limits = AbuseLimits()
         #expect(limits.registerDevice == RateLimitPolicy(name: "register-device", limit: 30, window: 3600))
@@ -142,6 +156,7 @@ import Testing
 extension AbuseLimitTests {
     /// Sign in with Apple and token exchange may create users: every attempt counts against one per-IP limit.
     @Test(arguments: ["/api/v1/auth/apple", "/api/v1/auth/token-exchange"])
+    @available(LatchkeyServer 1.0, *)
     func signInAttemptsAreLimitedPerClientIP(path: String) async throws {
         try await withServer(.router, configure: Self.limited { $0.signIn.limit = 2 }) { client, _ async throws in
             let body = path.hasSuffix("apple") ? #"{"identity_token":"x.y.z","raw_nonce":"n"}"# : #"{"subject_token":"x.y.z"}"#

@@ -7,13 +7,16 @@ import Testing
 
 /// Access codes through HTTP, issued with the in-process API the CLI uses.
 @Suite struct AccessCodeTests {
+    @available(LatchkeyServer 1.0, *)
     static let exchangePath = "/api/v1/auth/access-code/exchange"
 
+    @available(LatchkeyServer 1.0, *)
     func exchange(_ code: String, with client: some TestClientProtocol) async throws -> TestResponse {
         try await client.send(.post, Self.exchangePath, body: AccessCodeExchangeRequest(accessCode: code))
     }
 
     /// A registered device and a code issued for its user.
+    @available(LatchkeyServer 1.0, *)
     func issueCode(
         for client: some TestClientProtocol, on server: TestServer, expiresIn: TimeInterval? = nil
     ) async throws -> (device: TokenPairResponse, code: String, record: AccessCodeRecord) {
@@ -25,6 +28,7 @@ import Testing
     // MARK: exchange
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func exchangingACodeAnswersATokenPairForTheCodesUser(transport: Transport) async throws {
         try await withServer(transport) { client, server in
             let (device, code, _) = try await self.issueCode(for: client, on: server)
@@ -40,6 +44,7 @@ import Testing
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func theExchangedAccessTokenIsASessionTokenOfTheCodesUser(transport: Transport) async throws {
         try await withServer(transport) { client, server in
             let (device, code, _) = try await self.issueCode(for: client, on: server)
@@ -56,6 +61,7 @@ import Testing
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func theExchangedSessionRefreshes(transport: Transport) async throws {
         try await withServer(transport) { client, server in
             let (device, code, _) = try await self.issueCode(for: client, on: server)
@@ -69,6 +75,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func theCodeStaysValidAfterItsExchange() async throws {
         try await withServer(.router) { client, server in
             let (_, code, _) = try await self.issueCode(for: client, on: server)
@@ -79,6 +86,7 @@ import Testing
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func exchangingASessionAccessTokenIsInvalidToken(transport: Transport) async throws {
         try await withServer(transport) { client, _ in
             let device = try await client.registerDevice()
@@ -87,6 +95,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func exchangingACodeWithAForgedSignatureIsInvalidToken() async throws {
         try await withServer(.router) { client, server in
             let (_, code, _) = try await self.issueCode(for: client, on: server)
@@ -98,6 +107,7 @@ import Testing
     // MARK: as a bearer
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func aCodeWorksAsABearerAndValidateTokenReportsItsKind(transport: Transport) async throws {
         try await withServer(transport) { client, server in
             let (device, code, record) = try await self.issueCode(for: client, on: server)
@@ -112,6 +122,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aCodesIDIsItsJTIAndItsSubjectIsTheUser() async throws {
         try await withServer(.router) { client, server in
             let (device, code, record) = try await self.issueCode(for: client, on: server)
@@ -125,6 +136,7 @@ import Testing
 
     // MARK: expiry
 
+    @available(LatchkeyServer 1.0, *)
     @Test func anExpiredCodeCannotBeExchanged() async throws {
         try await withServer(.router) { client, server in
             let (_, code, _) = try await self.issueCode(for: client, on: server, expiresIn: 3600)
@@ -133,6 +145,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func anExpiredCodeIsRefusedAsABearer() async throws {
         try await withServer(.router) { client, server in
             let (_, code, _) = try await self.issueCode(for: client, on: server, expiresIn: 3600)
@@ -141,6 +154,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aCodeInUseStopsWorkingAtItsExpiry() async throws {
         try await withServer(.router) { client, server in
             let (_, code, _) = try await self.issueCode(for: client, on: server, expiresIn: 30)
@@ -153,6 +167,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aCodeIssuedWithoutALifetimeLastsTheConfiguredDefault() async throws {
         try await withServer(.router, configure: { $0.tokens.accessCodeLifetime = 7200 }) { client, server in
             let (_, code, record) = try await self.issueCode(for: client, on: server)
@@ -165,6 +180,7 @@ import Testing
     // MARK: revocation
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func aRevokedCodeCannotBeExchanged(transport: Transport) async throws {
         try await withServer(transport) { client, server in
             let (_, code, record) = try await self.issueCode(for: client, on: server)
@@ -173,6 +189,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aCodeInUseIsRefusedAtOnceAfterItsRevocation() async throws {
         try await withServer(.router) { client, server in
             let (_, code, record) = try await self.issueCode(for: client, on: server)
@@ -182,6 +199,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func revokingACodeLeavesTheSessionsItWasExchangedForAlone() async throws {
         try await withServer(.router) { client, server in
             let (_, code, record) = try await self.issueCode(for: client, on: server)
@@ -192,6 +210,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func revokingMarksTheCodeRevokedInTheList() async throws {
         try await withServer(.router) { client, server in
             let (_, _, record) = try await self.issueCode(for: client, on: server)
@@ -202,6 +221,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func revokingAnUnknownCodeThrows() async throws {
         let server = try await TestServer.make()
         await #expect(throws: ServiceError.self) { _ = try await server.services.accessCodes.revoke(id: UUID().uuidString.lowercased()) }
@@ -210,6 +230,7 @@ import Testing
 
     // MARK: issuing
 
+    @available(LatchkeyServer 1.0, *)
     @Test func issuingForAnUnknownUserThrowsAndStoresNothing() async throws {
         let server = try await TestServer.make()
         let unknown = UUID().uuidString.lowercased()
@@ -226,6 +247,7 @@ import Testing
         await server.services.close()
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func issuingKeepsTheNoteForTheList() async throws {
         try await withServer(.router) { client, server in
             let device = try await client.registerDevice()
@@ -236,6 +258,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aDeletedUsersCodeIsRefused() async throws {
         try await withServer(.router) { client, server in
             let (device, code, _) = try await self.issueCode(for: client, on: server)

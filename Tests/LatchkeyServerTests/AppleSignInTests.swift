@@ -8,8 +8,10 @@ import Testing
 /// mapping and linking, the authorization-code exchange and revocation at account deletion.
 @Suite(.enabled(if: IdentityProviderPeer.isAvailable, IdentityProviderPeer.skipReason))
 struct AppleSignInTests {
+    @available(LatchkeyServer 1.0, *)
     typealias Peer = IdentityProviderPeer
 
+    @available(LatchkeyServer 1.0, *)
     static func signIn(
         _ client: some TestClientProtocol, token: String, rawNonce: String, code: String? = nil, bearer: String? = nil
     ) async throws -> TestResponse {
@@ -17,12 +19,14 @@ struct AppleSignInTests {
             .post, "/api/v1/auth/apple", bearer: bearer, body: AppleSignInRequest(identityToken: token, rawNonce: rawNonce, authorizationCode: code))
     }
 
+    @available(LatchkeyServer 1.0, *)
     static func expectRefused(_ response: TestResponse, sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(response.status == .unauthorized, "\(response.text)", sourceLocation: sourceLocation)
         #expect(response.envelope?.error.code == .invalidToken, sourceLocation: sourceLocation)
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func aFirstSignInCreatesAUserAndTheSameAppleIDSignsInAsTheSameUserAgain(transport: Transport) async throws {
         let server = try await TestServer.federated()
         let subject = "001234.\(UUID().uuidString.prefix(12)).0001"
@@ -52,6 +56,7 @@ struct AppleSignInTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func theServicesIDIsAnAcceptedAudienceToo() async throws {
         let server = try await TestServer.federated()
         try await server.test(.router) { client in
@@ -62,6 +67,7 @@ struct AppleSignInTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func emailVerifiedAndIsPrivateEmailMayBeBooleansOrStrings() async throws {
         let server = try await TestServer.federated()
         try await server.test(.router) { client in
@@ -76,6 +82,7 @@ struct AppleSignInTests {
     }
 
     /// One bad identity token per check; each is refused with 401 and creates nothing.
+    @available(LatchkeyServer 1.0, *)
     enum BadToken: String, CaseIterable, CustomStringConvertible {
         case wrongAudience, wrongIssuer, expired, issuedInTheFuture, unknownKid, forgedSignature, hs256WithThePublicKey, algNone, es256,
             nonceMismatch, missingNonce, missingKid
@@ -83,6 +90,7 @@ struct AppleSignInTests {
     }
 
     @Test(arguments: BadToken.allCases)
+    @available(LatchkeyServer 1.0, *)
     func aBadIdentityTokenIs401AndCreatesNoUser(bad: BadToken) async throws {
         let server = try await TestServer.federated()
         let subject = "bad.\(UUID().uuidString)"
@@ -116,6 +124,7 @@ struct AppleSignInTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func anIatWithinTheLeewayIsAccepted() async throws {
         let server = try await TestServer.federated()
         try await server.test(.router) { client in
@@ -127,6 +136,7 @@ struct AppleSignInTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aNonceIsAcceptedOnceOnly() async throws {
         let server = try await TestServer.federated()
         try await server.test(.router) { client in
@@ -142,6 +152,7 @@ struct AppleSignInTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func appleKeysAreCachedAndAnUnknownKidRefetchesAtMostOnceAMinute() async throws {
         let tag = UUID().uuidString
         let server = try await TestServer.federated(tag: tag)
@@ -177,6 +188,7 @@ struct AppleSignInTests {
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func aDeviceSessionLinksAppleAndKeepsItsUserIDAndData(transport: Transport) async throws {
         let server = try await TestServer.federated()
         try await server.test(transport) { client in
@@ -202,6 +214,7 @@ struct AppleSignInTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func linkingAnAppleIDThatBelongsToAnotherUserIs409AndMergesNothing() async throws {
         let server = try await TestServer.federated()
         try await server.test(.router) { client in
@@ -227,6 +240,7 @@ struct AppleSignInTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aBearerThatDoesNotVerifyIs401AndAGuestCannotLink() async throws {
         let server = try await TestServer.federated()
         try await server.test(.router) { client in
@@ -240,6 +254,7 @@ struct AppleSignInTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func theAuthorizationCodeIsExchangedAndAccountDeletionRevokesAppleTokens() async throws {
         let server = try await TestServer.federated()
         try await server.test(.router) { client in
@@ -264,6 +279,7 @@ struct AppleSignInTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aCodeAppleRefusesIs502AndCreatesNoUser() async throws {
         let server = try await TestServer.federated()
         try await server.test(.router) { client in
@@ -281,6 +297,7 @@ struct AppleSignInTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func unreachableAppleKeysAre502NotA500() async throws {
         let server = try await TestServer.federated { configuration in
             configuration.apple.jwksURL = "http://127.0.0.1:\(try! ServeCommandTests.freePort())/auth/keys"
@@ -294,12 +311,14 @@ struct AppleSignInTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aMalformedSignInWithAppleKeyStopsTheServerFromStarting() async throws {
         await #expect(throws: LatchkeyServices.ConfigurationError.self) {
             _ = try await TestServer.federated { configuration in configuration.apple.privateKeyPEM = "not a key" }
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func theCLIDeletesAnAppleUserAfterRevokingItsTokenAtApple() async throws {
         let server = try await TestServer.federated()
         let base = try Peer.base()

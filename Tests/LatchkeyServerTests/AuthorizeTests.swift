@@ -7,6 +7,7 @@ import Testing
 
 /// `GET /api/v1/authorize`, the forward-auth endpoint for proxies.
 @Suite struct AuthorizeTests {
+    @available(LatchkeyServer 1.0, *)
     static let rules = [
         AuthorizationRule(method: "GET", pathPrefix: "/public", auth: .public),
         AuthorizationRule(method: "GET", pathPrefix: "/assets", auth: .device),
@@ -14,6 +15,7 @@ import Testing
         AuthorizationRule(method: "*", pathPrefix: "/api/account", auth: .user),
     ]
 
+    @available(LatchkeyServer 1.0, *)
     static func withRules<T: Sendable>(
         _ transport: Transport = .router, guestLimit: Int = 5, _ body: @Sendable (any TestClientProtocol, TestServer) async throws -> T
     ) async throws -> T {
@@ -23,6 +25,7 @@ import Testing
         }, body)
     }
 
+    @available(LatchkeyServer 1.0, *)
     static func authorize(
         _ client: some TestClientProtocol, _ method: String, _ uri: String, bearer: String? = nil, device: String? = nil, traefik: Bool = false
     ) async throws -> TestResponse {
@@ -34,9 +37,11 @@ import Testing
         return try await client.send(.get, "/api/v1/authorize", bearer: bearer, headers: headers)
     }
 
+    @available(LatchkeyServer 1.0, *)
     static func header(_ response: TestResponse, _ name: String) -> String? { response.headers[HTTPField.Name(name)!] }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func aSessionTokenPassesWithItsUserForTheUpstream(transport: Transport) async throws {
         try await Self.withRules(transport) { client, _ async throws in
             let user = try await client.registerDevice()
@@ -47,6 +52,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aMissingOrForgedTokenIs401WithWWWAuthenticate() async throws {
         try await Self.withRules { client, _ async throws in
             let missing = try await Self.authorize(client, "POST", "/api/edit")
@@ -56,6 +62,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aGuestIsMeteredPerDeviceAndTheSixthAdmittedRequestIs429() async throws {
         try await Self.withRules { client, _ async throws in
             let device = UUID().uuidString
@@ -73,6 +80,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aMeteredGuestWithoutXDeviceIDIs400() async throws {
         try await Self.withRules { client, _ async throws in
             let guest = try await client.send(.post, "/api/v1/auth/guest", headers: [HTTPField.Name("X-Device-ID")!: UUID().uuidString])
@@ -83,6 +91,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aUserRuleRefusesGuests() async throws {
         try await Self.withRules { client, _ async throws in
             let device = UUID().uuidString
@@ -94,6 +103,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aDeviceRuleNeedsOnlyXDeviceID() async throws {
         try await Self.withRules { client, _ async throws in
             let device = UUID()
@@ -105,6 +115,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aPublicRuleLetsAnyonePassWithoutIdentity() async throws {
         try await Self.withRules { client, _ async throws in
             let response = try await Self.authorize(client, "GET", "/public/terms")
@@ -113,6 +124,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aRouteNoRuleCoversIsRefused() async throws {
         try await Self.withRules { client, _ async throws in
             let response = try await Self.authorize(client, "GET", "/admin")
@@ -122,12 +134,14 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func traefiksForwardedHeadersWorkToo() async throws {
         try await Self.withRules { client, _ async throws in
             #expect(try await Self.authorize(client, "GET", "/public/x", traefik: true).status == .ok)
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func withoutTheOriginalRequestHeadersTheAnswerIs400() async throws {
         try await Self.withRules { client, _ async throws in
             let response = try await client.send(.get, "/api/v1/authorize")
@@ -136,6 +150,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func rulesAreReadFromConfigurationAndAMalformedRuleStopsTheServer() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-rules-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: file) }

@@ -6,6 +6,7 @@ import LatchkeyServer
 import Testing
 
 /// The endpoints that read a JSON body.
+@available(LatchkeyServer 1.0, *)
 enum JSONEndpoint: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case registerUser
     case registerDevice
@@ -41,6 +42,7 @@ enum JSONEndpoint: String, CaseIterable, Sendable, CustomTestStringConvertible {
 }
 
 /// A request body an endpoint must refuse, and how.
+@available(LatchkeyServer 1.0, *)
 struct BadBody: Sendable, CustomTestStringConvertible {
     let endpoint: JSONEndpoint
     let label: String
@@ -120,6 +122,7 @@ struct BadBody: Sendable, CustomTestStringConvertible {
 }
 
 /// What a server has stored, as far as bad input could reach it.
+@available(LatchkeyServer 1.0, *)
 struct StoredState: Equatable {
     let users: [UserRecord]
     let devices: [DeviceRecord]
@@ -137,11 +140,13 @@ struct StoredState: Equatable {
 /// never has its submitted values quoted back, and leaves the server serving.
 @Suite struct BadInputTests {
     /// A server with one registered device and an access code for it, so there is something bad input could damage.
+    @available(LatchkeyServer 1.0, *)
     struct Fixture: Sendable {
         let session: TokenPairResponse
         let code: String
     }
 
+    @available(LatchkeyServer 1.0, *)
     func withFixture(
         _ transport: Transport, _ body: @Sendable @escaping (any TestClientProtocol, TestServer, Fixture) async throws -> Void
     ) async throws {
@@ -152,10 +157,12 @@ struct StoredState: Equatable {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     func send(_ bad: BadBody, with client: some TestClientProtocol, fixture: Fixture) async throws -> TestResponse {
         try await client.send(.post, bad.endpoint.path, bearer: bad.endpoint.needsBearer ? fixture.session.accessToken : nil, json: bad.json)
     }
 
+    @available(LatchkeyServer 1.0, *)
     func expectRefusal(_ response: TestResponse, as bad: BadBody, sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(response.status == bad.status, sourceLocation: sourceLocation)
         #expect((400..<500).contains(response.status.code), "never a 5xx", sourceLocation: sourceLocation)
@@ -166,6 +173,7 @@ struct StoredState: Equatable {
     }
 
     @Test(arguments: BadBody.all)
+    @available(LatchkeyServer 1.0, *)
     func badBodyGetsItsStatusAndTheErrorEnvelope(bad: BadBody) async throws {
         try await self.withFixture(.router) { client, _, fixture in
             let response = try await self.send(bad, with: client, fixture: fixture)
@@ -174,6 +182,7 @@ struct StoredState: Equatable {
     }
 
     @Test(arguments: BadBody.all)
+    @available(LatchkeyServer 1.0, *)
     func badBodyChangesNothingStored(bad: BadBody) async throws {
         try await self.withFixture(.router) { client, server, fixture in
             let before = try await StoredState.of(server)
@@ -183,6 +192,7 @@ struct StoredState: Equatable {
     }
 
     @Test(arguments: BadBody.all)
+    @available(LatchkeyServer 1.0, *)
     func badBodyLeavesTheExistingSessionWorking(bad: BadBody) async throws {
         try await self.withFixture(.router) { client, _, fixture in
             _ = try await self.send(bad, with: client, fixture: fixture)
@@ -194,6 +204,7 @@ struct StoredState: Equatable {
     }
 
     @Test(arguments: BadBody.overTheWire)
+    @available(LatchkeyServer 1.0, *)
     func malformedAndOversizedBodiesAreRefusedOverALiveSocket(bad: BadBody) async throws {
         try await self.withFixture(.live) { client, server, fixture in
             let before = try await StoredState.of(server)
@@ -204,6 +215,7 @@ struct StoredState: Equatable {
     }
 
     @Test(arguments: BadBody.all)
+    @available(LatchkeyServer 1.0, *)
     func errorMessagesNeverQuoteTheSubmittedValue(bad: BadBody) async throws {
         try await self.withFixture(.router) { client, _, fixture in
             let response = try await self.send(bad, with: client, fixture: fixture)
@@ -215,6 +227,7 @@ struct StoredState: Equatable {
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func anUnknownRefreshTokenIsNotQuotedInTheAnswer(transport: Transport) async throws {
         try await withServer(transport) { client, _ in
             let presented = "rt-\(BadBody.marker)-\(UUID().uuidString)"
@@ -228,6 +241,7 @@ struct StoredState: Equatable {
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func aBogusAccessCodeIsNotQuotedInTheAnswer(transport: Transport) async throws {
         try await withServer(transport) { client, _ in
             let presented = "code-\(BadBody.marker)"
@@ -240,6 +254,7 @@ struct StoredState: Equatable {
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func aWrongDeviceSecretIsNotQuotedInTheAnswer(transport: Transport) async throws {
         try await withServer(transport) { client, _ in
             let first = try await client.registerDevice()
@@ -252,6 +267,7 @@ struct StoredState: Equatable {
     }
 
     @Test(arguments: [JSONEndpoint.registerUser, .registerDevice])
+    @available(LatchkeyServer 1.0, *)
     func aBodyOfExactlyTheLimitIsNotTooLarge(endpoint: JSONEndpoint) async throws {
         try await withServer(.router) { client, server in
             let limit = server.services.configuration.maxBodySize
@@ -267,6 +283,7 @@ struct StoredState: Equatable {
     }
 
     @Test(arguments: [JSONEndpoint.registerUser, .registerDevice])
+    @available(LatchkeyServer 1.0, *)
     func aBodyOneByteOverTheLimitIsTooLarge(endpoint: JSONEndpoint) async throws {
         try await withServer(.router) { client, server in
             let limit = server.services.configuration.maxBodySize
@@ -280,6 +297,7 @@ struct StoredState: Equatable {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func theServerKeepsServingAfterBadInput() async throws {
         try await self.withFixture(.live) { client, _, fixture in
             for bad in BadBody.all {

@@ -8,14 +8,17 @@ import Testing
 /// Budgets (seed 000's "budget, usage"): a default on registration, shown by users/me, usage recorded by app
 /// backends with the service key, idempotent, refused once exhausted, set by support staff.
 @Suite struct BudgetTests {
+    @available(LatchkeyServer 1.0, *)
     static let serviceKey = "test-service-key-0123456789"
 
+    @available(LatchkeyServer 1.0, *)
     static func withBudgets<T: Sendable>(
         _ transport: Transport = .router, limit: Double = 10, _ body: @Sendable (any TestClientProtocol, TestServer) async throws -> T
     ) async throws -> T {
         try await withServer(transport, configure: { $0.budgets.defaultLimit = limit; $0.budgets.serviceKey = Self.serviceKey }, body)
     }
 
+    @available(LatchkeyServer 1.0, *)
     static func record(_ client: some TestClientProtocol, _ userID: String, _ amount: Double, key: String, bearer: String? = serviceKey)
         async throws -> TestResponse
     {
@@ -23,6 +26,7 @@ import Testing
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func aNewUserHasTheDefaultBudgetOnUsersMe(transport: Transport) async throws {
         try await Self.withBudgets(transport) { client, _ async throws in
             let device = try await client.registerDevice()
@@ -32,6 +36,7 @@ import Testing
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func recordedUsageShowsOnUsersMe(transport: Transport) async throws {
         try await Self.withBudgets(transport) { client, _ async throws in
             let device = try await client.registerDevice()
@@ -43,6 +48,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func theSameIdempotencyKeyTwiceCountsOnce() async throws {
         try await Self.withBudgets { client, _ async throws in
             let device = try await client.registerDevice()
@@ -53,6 +59,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func anExhaustedBudgetAnswers429BudgetExhaustedAndRecordsNothing() async throws {
         try await Self.withBudgets(limit: 5) { client, server async throws in
             let device = try await client.registerDevice()
@@ -64,6 +71,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func theBudgetPeriodRolls() async throws {
         try await Self.withBudgets(limit: 5) { client, server async throws in
             let device = try await client.registerDevice()
@@ -76,6 +84,7 @@ import Testing
     }
 
     @Test(arguments: [nil, "wrong-key", "Bearer-less"])
+    @available(LatchkeyServer 1.0, *)
     func usageWithoutTheServiceKeyIs401(bearer: String?) async throws {
         try await Self.withBudgets { client, server in
             let device = try await client.registerDevice()
@@ -86,6 +95,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aUsersAccessTokenIsNotAServiceKey() async throws {
         try await Self.withBudgets { client, _ async throws in
             let device = try await client.registerDevice()
@@ -93,6 +103,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func withoutAConfiguredServiceKeyUsageIs403() async throws {
         try await withServer(.router) { client, _ async throws in
             let device = try await client.registerDevice()
@@ -103,6 +114,7 @@ import Testing
 
     @Test(arguments: [#"{"user_id":"not-a-uuid","amount":1,"idempotency_key":"a"}"#, #"{"user_id":"%@","amount":0,"idempotency_key":"a"}"#,
         #"{"user_id":"%@","amount":-2,"idempotency_key":"a"}"#, #"{"user_id":"%@","amount":1,"idempotency_key":""}"#, #"{"user_id":"%@"}"#])
+    @available(LatchkeyServer 1.0, *)
     func badUsageIs400AndRecordsNothing(template: String) async throws {
         try await Self.withBudgets { client, server in
             let device = try await client.registerDevice()
@@ -113,12 +125,14 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func usageForAnUnknownUserIs404() async throws {
         try await Self.withBudgets { client, _ async throws in
             #expect(try await Self.record(client, UUID().uuidString, 1, key: "a").status == .notFound)
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func supportStaffSetABudgetWithTheCLI() async throws {
         try await Self.withBudgets(.live) { client, server async throws in
             let device = try await client.registerDevice()

@@ -16,6 +16,7 @@ struct CLITests {
     /// The server's background timers (key reload every 30 s, revocation feed every 1 s, both on the real
     /// clock) are set far out, so what a test sees never depends on whether a timer happened to fire:
     /// whatever the server learns from the CLI's writes, it learns on the paths the test drives.
+    @available(LatchkeyServer 1.0, *)
     func withLiveServer(_ body: @Sendable @escaping (any TestClientProtocol, TestServer) async throws -> Void) async throws {
         let server = try await TestServer.make(clock: ManualClock(start: Date().addingTimeInterval(20))) { configuration in
             configuration.keyReloadInterval = 3600
@@ -25,6 +26,7 @@ struct CLITests {
     }
 
     /// Issues a code with the CLI and returns it, failing when the command did not print exactly one line.
+    @available(LatchkeyServer 1.0, *)
     func issueCode(on server: TestServer, for userID: String, _ extra: String...) async throws -> String {
         let run = try await LatchkeyCLI.run(
             ["access-code", "issue", "--user-id", userID] + extra + ["--database", server.databasePath], masterKey: TestServer.masterKey,
@@ -38,6 +40,7 @@ struct CLITests {
 
     // MARK: access-code issue
 
+    @available(LatchkeyServer 1.0, *)
     @Test func issuePrintsOnlyTheCodeOnStdout() async throws {
         try await self.withLiveServer { client, server in
             let device = try await client.registerDevice()
@@ -51,6 +54,7 @@ struct CLITests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func anIssuedCodeWorksAsABearerOnUsersMe() async throws {
         try await self.withLiveServer { client, server in
             let device = try await client.registerDevice()
@@ -63,6 +67,7 @@ struct CLITests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func validateTokenReportsAnIssuedCodeAsAnAccessCodeForTheDevice() async throws {
         try await self.withLiveServer { client, server in
             let deviceUUID = UUID()
@@ -78,6 +83,7 @@ struct CLITests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func expiresInSetsTheCodesLifetime() async throws {
         try await self.withLiveServer { client, server in
             let device = try await client.registerDevice()
@@ -87,6 +93,7 @@ struct CLITests {
     }
 
     @Test(arguments: ["abc", "0", "-5", "12x", "h"])
+    @available(LatchkeyServer 1.0, *)
     func aBadDurationIsRefusedAndIssuesNothing(duration: String) async throws {
         try await self.withLiveServer { client, server in
             let device = try await client.registerDevice()
@@ -100,6 +107,7 @@ struct CLITests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func issuingForAnUnknownUserFailsNamingTheUser() async throws {
         try await self.withLiveServer { _, server in
             let unknown = UUID().uuidString.lowercased()
@@ -111,6 +119,7 @@ struct CLITests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func issuingForANonUUIDFails() async throws {
         try await self.withLiveServer { _, server in
             let run = try await server.cli("access-code", "issue", "--user-id", "not-a-uuid")
@@ -122,6 +131,7 @@ struct CLITests {
 
     // MARK: access-code list and revoke
 
+    @available(LatchkeyServer 1.0, *)
     @Test func listShowsTheCodeByItsJTIAsActiveWithItsNote() async throws {
         try await self.withLiveServer { client, server in
             let device = try await client.registerDevice()
@@ -141,6 +151,7 @@ struct CLITests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func revokeMakesTheListShowTheCodeRevoked() async throws {
         try await self.withLiveServer { client, server in
             let device = try await client.registerDevice()
@@ -152,6 +163,7 @@ struct CLITests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aRevokedCodeNeverUsedBeforeIsRefusedByTheRunningServer() async throws {
         try await self.withLiveServer { client, server in
             let device = try await client.registerDevice()
@@ -163,6 +175,7 @@ struct CLITests {
     }
 
     /// The code was in use (the running server has verified it) when support revoked it from another process.
+    @available(LatchkeyServer 1.0, *)
     @Test func aRevokedCodeInUseIsRefusedAtOnceByTheRunningServer() async throws {
         try await self.withLiveServer { client, server in
             let device = try await client.registerDevice()
@@ -174,6 +187,7 @@ struct CLITests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func revokingAnUnknownCodeFails() async throws {
         try await self.withLiveServer { _, server in
             let run = try await server.cli("access-code", "revoke", UUID().uuidString.lowercased())
@@ -184,6 +198,7 @@ struct CLITests {
 
     // MARK: keys
 
+    @available(LatchkeyServer 1.0, *)
     @Test func keysRotatePrintsTheNewKIDAndListShowsTwoKeysOneActive() async throws {
         try await self.withLiveServer { _, server in
             let before = try await server.services.keyRing.records()
@@ -204,6 +219,7 @@ struct CLITests {
 
     /// A code the CLI signs after `keys rotate` names a kid the running server has not loaded: the server
     /// must reload its keys and accept it (the reload-on-unknown-kid path), and its JWKS then lists both keys.
+    @available(LatchkeyServer 1.0, *)
     @Test func aCodeSignedByARotatedKeyVerifiesOnTheRunningServer() async throws {
         try await self.withLiveServer { client, server in
             let device = try await client.registerDevice()
@@ -221,6 +237,7 @@ struct CLITests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func tokensSignedBeforeARotationStillVerifyAfterTheServerReloads() async throws {
         try await self.withLiveServer { client, server in
             let device = try await client.registerDevice()
@@ -232,6 +249,7 @@ struct CLITests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func theRunningServerSignsWithTheRotatedKeyOnceItReloads() async throws {
         try await self.withLiveServer { client, server in
             let device = try await client.registerDevice()
@@ -246,6 +264,7 @@ struct CLITests {
 
     // MARK: users
 
+    @available(LatchkeyServer 1.0, *)
     @Test func usersListShowsTheRegisteredUser() async throws {
         try await self.withLiveServer { client, server in
             let device = try await client.registerDevice()
@@ -257,6 +276,7 @@ struct CLITests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func usersShowShowsTheUsersDevice() async throws {
         try await self.withLiveServer { client, server in
             let device = try await client.registerDevice()
@@ -269,6 +289,7 @@ struct CLITests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func usersShowFailsForAnUnknownUser() async throws {
         try await self.withLiveServer { _, server in
             let unknown = UUID().uuidString.lowercased()
@@ -279,6 +300,7 @@ struct CLITests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func usersDeleteSucceedsAndTheUserIsGone() async throws {
         try await self.withLiveServer { client, server in
             let device = try await client.registerDevice()
@@ -295,6 +317,7 @@ struct CLITests {
     /// The session was in use (the running server has verified and cached its access token) when support
     /// deleted the account from another process: the server drops it once it reads the revocation feed the
     /// CLI wrote to (every `revocations.poll-interval`, 1 s by default; this test polls explicitly).
+    @available(LatchkeyServer 1.0, *)
     @Test func aDeletedUsersAccessTokenInUseIsRefusedOnceTheServerReadsTheRevocationFeed() async throws {
         try await self.withLiveServer { client, server in
             let device = try await client.registerDevice()
@@ -305,6 +328,7 @@ struct CLITests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aDeletedUsersAccessTokenNeverUsedBeforeIsRefused() async throws {
         try await self.withLiveServer { client, server in
             let device = try await client.registerDevice()
@@ -313,6 +337,7 @@ struct CLITests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aDeletedUsersRefreshTokenIsRefused() async throws {
         try await self.withLiveServer { client, server in
             let device = try await client.registerDevice()
@@ -322,6 +347,7 @@ struct CLITests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aDeletedUsersAccessCodeInUseIsRefusedAtOnceByTheRunningServer() async throws {
         try await self.withLiveServer { client, server in
             let device = try await client.registerDevice()

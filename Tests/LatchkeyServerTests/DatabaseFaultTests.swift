@@ -7,10 +7,12 @@ import Testing
 /// which the test stops and starts again.
 @Suite(.enabled(if: TestPostgres.isAvailable, TestPostgres.skipReason))
 struct DatabaseFaultTests {
+    @available(LatchkeyServer 1.0, *)
     static let clusterScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("scripts/pg-cluster")
 
     /// A cluster made for one test; destroyed by `destroy()`.
+    @available(LatchkeyServer 1.0, *)
     struct Cluster {
         let directory: String
         let port: Int
@@ -39,6 +41,7 @@ struct DatabaseFaultTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func whenPostgreSQLGoesAwayRequestsGet503QuicklyReadinessSaysSoAndTheServerRecoversByItself() async throws {
         let cluster = try await Cluster.create()
         var server: LatchkeyProcess?

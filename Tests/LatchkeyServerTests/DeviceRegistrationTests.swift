@@ -7,12 +7,15 @@ import Testing
 
 /// `POST /api/v1/auth/register-device` and `POST /api/v1/users/register`.
 @Suite struct DeviceRegistrationTests {
+    @available(LatchkeyServer 1.0, *)
     static let registerDevice = "/api/v1/auth/register-device"
+    @available(LatchkeyServer 1.0, *)
     static let registerUser = "/api/v1/users/register"
 
     // MARK: register-device
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func aNewDeviceGets201WithASecretAndItsUUIDAsUserID(transport: Transport) async throws {
         try await withServer(transport) { client, server in
             let deviceID = UUID()
@@ -29,6 +32,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func theAccessTokenOfANewDeviceNamesTheDeviceAsSubject() async throws {
         try await withServer(.router) { client, server in
             let deviceID = UUID()
@@ -45,6 +49,7 @@ import Testing
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func aKnownDeviceWithoutItsSecretIs401(transport: Transport) async throws {
         try await withServer(transport) { client, _ in
             let first = try await client.registerDevice()
@@ -54,6 +59,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aKnownDeviceWithAWrongSecretIs401() async throws {
         try await withServer(.router) { client, _ in
             let first = try await client.registerDevice()
@@ -63,6 +69,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func anotherDevicesSecretDoesNotOpenADevice() async throws {
         try await withServer(.router) { client, _ in
             let victim = try await client.registerDevice()
@@ -74,6 +81,7 @@ import Testing
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func aKnownDeviceWithItsSecretGets200AndANewSessionWithoutASecret(transport: Transport) async throws {
         try await withServer(transport) { client, _ in
             let first = try await client.registerDevice()
@@ -90,6 +98,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func theDeviceSecretKeepsWorkingForLaterRegistrations() async throws {
         try await withServer(.router) { client, _ in
             let first = try await client.registerDevice()
@@ -99,6 +108,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aRefusedRegistrationLeavesTheDevicesSessionWorking() async throws {
         try await withServer(.router) { client, _ in
             let first = try await client.registerDevice()
@@ -109,6 +119,7 @@ import Testing
     }
 
     @Test(arguments: [(false, true), (true, false)])
+    @available(LatchkeyServer 1.0, *)
     func uppercaseAndLowercaseUUIDsNameTheSameDevice(firstUppercase: Bool, thenUppercase: Bool) async throws {
         try await withServer(.router) { client, _ in
             let deviceID = UUID()
@@ -128,6 +139,7 @@ import Testing
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func aUUIDRegisteredThroughUsersRegisterCannotBeTakenOverByRegisterDevice(transport: Transport) async throws {
         try await withServer(transport) { client, _ in
             let deviceID = UUID()
@@ -145,6 +157,7 @@ import Testing
     // MARK: users/register
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func usersRegisterCreatesThenReportsTheExistingUser(transport: Transport) async throws {
         try await withServer(transport) { client, _ in
             let userID = UUID()
@@ -158,6 +171,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func usersRegisterTreatsUppercaseAndLowercaseAsOneUser() async throws {
         try await withServer(.router) { client, _ in
             let userID = UUID()
@@ -169,6 +183,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func usersRegisterAnswersAnAlreadyRegisteredDeviceAsExisting() async throws {
         try await withServer(.router) { client, _ in
             let device = try await client.registerDevice()
@@ -178,6 +193,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func usersRegisterAnswersOnlyUserIDAndCreated() async throws {
         try await withServer(.router) { client, _ in
             let device = try await client.registerDevice()

@@ -7,11 +7,13 @@ import Testing
 
 /// `POST /api/v1/auth/guest` (seed 003): a short-lived guest token for the device in `X-Device-ID`.
 @Suite struct GuestTests {
+    @available(LatchkeyServer 1.0, *)
     static func startGuest(_ client: some TestClientProtocol, deviceID: String) async throws -> TestResponse {
         try await client.send(.post, "/api/v1/auth/guest", headers: [HTTPField.Name("X-Device-ID")!: deviceID])
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func aGuestGets201WithAFifteenMinuteTokenAndItsLimitationsButNoRefreshToken(transport: Transport) async throws {
         try await withServer(transport) { client, _ in
             let device = UUID()
@@ -29,6 +31,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func theLimitationsComeFromConfiguration() async throws {
         try await withServer(.router, configure: { $0.guestLimitations = GuestLimitations(maxActionsPerDay: 3, featuresDisabled: ["export"]) }) {
             client, _ in
@@ -37,6 +40,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func everyCallGivesANewToken() async throws {
         try await withServer(.router) { client, _ in
             let device = UUID().uuidString
@@ -47,6 +51,7 @@ import Testing
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func aMissingDeviceIDHeaderIs400NamingTheHeader(transport: Transport) async throws {
         try await withServer(transport) { client, _ in
             let response = try await client.send(.post, "/api/v1/auth/guest")
@@ -56,6 +61,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aMalformedDeviceIDHeaderIs400NamingTheHeader() async throws {
         try await withServer(.router) { client, _ in
             let response = try await Self.startGuest(client, deviceID: "not-a-uuid")
@@ -66,6 +72,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aGuestTokenExpiresAfterItsLifetime() async throws {
         try await withServer(.router) { client, server in
             let guest = try await Self.startGuest(client, deviceID: UUID().uuidString).decode(GuestSessionResponse.self)
@@ -76,6 +83,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func theGuestLifetimeIsConfigurable() async throws {
         try await withServer(.router, configure: { $0.tokens.guestLifetime = 60 }) { client, _ in
             let guest = try await Self.startGuest(client, deviceID: UUID().uuidString).decode(GuestSessionResponse.self)
@@ -83,6 +91,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aGuestsProfileIsTheDeviceAsAGuestAndNothingIsStored() async throws {
         try await withServer(.router) { client, server in
             let device = UUID()
@@ -96,6 +105,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aGuestCannotLogOutASession() async throws {
         try await withServer(.router) { client, _ in
             let guest = try await Self.startGuest(client, deviceID: UUID().uuidString).decode(GuestSessionResponse.self)

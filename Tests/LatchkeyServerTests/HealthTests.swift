@@ -4,6 +4,7 @@ import Testing
 
 @Suite struct HealthTests {
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func livenessAnswersOKWithVersion(transport: Transport) async throws {
         try await withServer(transport) { client, _ in
             let response = try await client.send(.get, "/api/v1/health")
@@ -14,6 +15,7 @@ import Testing
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func readinessReportsTheDatabase(transport: Transport) async throws {
         try await withServer(transport) { client, _ in
             let response = try await client.send(.get, "/api/v1/health/ready")
@@ -22,6 +24,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func readinessIs503WhenTheDatabaseIsClosed() async throws {
         let server = try await TestServer.make()
         await server.services.database.close()
@@ -32,6 +35,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func unknownPathsGetTheEnvelope() async throws {
         try await withServer(.live) { client, _ in
             let response = try await client.send(.get, "/api/v1/nothing-here")

@@ -8,9 +8,11 @@ import Testing
 /// every JWT route, provisioning on first sight, token exchange, and each check.
 @Suite(.enabled(if: IdentityProviderPeer.isAvailable, IdentityProviderPeer.skipReason))
 struct IdentityProviderTests {
+    @available(LatchkeyServer 1.0, *)
     typealias Peer = IdentityProviderPeer
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func aClerkTokenIsABearerOnJWTRoutesAndMapsToOneLatchkeyUser(transport: Transport) async throws {
         let server = try await TestServer.federated()
         try await server.test(transport) { client in
@@ -34,6 +36,7 @@ struct IdentityProviderTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func clerkKeysAreFetchedOnceAndVerificationIsNetworklessAfterwards() async throws {
         let tag = UUID().uuidString
         let server = try await TestServer.federated(tag: tag)
@@ -46,12 +49,14 @@ struct IdentityProviderTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     enum BadToken: String, CaseIterable, CustomStringConvertible {
         case expired, notYetValid, issuedInTheFuture, forgedSignature, unknownKid, partyNotAuthorized, wrongIssuer, noSubject
         var description: String { self.rawValue }
     }
 
     @Test(arguments: BadToken.allCases)
+    @available(LatchkeyServer 1.0, *)
     func aBadProviderTokenIs401(bad: BadToken) async throws {
         let server = try await TestServer.federated()
         try await server.test(.router) { client in
@@ -80,6 +85,7 @@ struct IdentityProviderTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aTokenWithoutAzpPassesBecauseNativeClientsMayOmitIt() async throws {
         let server = try await TestServer.federated()
         try await server.test(.router) { client in
@@ -88,6 +94,7 @@ struct IdentityProviderTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func configuredAudiencesAreRequired() async throws {
         let server = try await TestServer.federated { configuration in
             configuration.identityProviders[0].audiences = ["https://api.example.com"]
@@ -102,6 +109,7 @@ struct IdentityProviderTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aProviderConfiguredWithAPEMKeyNeedsNoJWKS() async throws {
         let pem = try await Peer.call("GET", "/test/public-key?kid=clerk-1")["pem"] as! String
         let server = try await TestServer.federated { configuration in
@@ -116,6 +124,7 @@ struct IdentityProviderTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func theSubjectClaimIsConfigurable() async throws {
         let server = try await TestServer.federated { configuration in
             configuration.identityProviders[0].subjectClaim = "external_id"
@@ -130,6 +139,7 @@ struct IdentityProviderTests {
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func tokenExchangeTradesAClerkTokenForALatchkeySession(transport: Transport) async throws {
         let server = try await TestServer.federated()
         try await server.test(transport) { client in
@@ -153,6 +163,7 @@ struct IdentityProviderTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aProviderUserCanDeleteTheirAccount() async throws {
         let server = try await TestServer.federated()
         try await server.test(.router) { client in
@@ -165,6 +176,7 @@ struct IdentityProviderTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     static func replacingKid(in token: String, with kid: String) throws -> String {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         var base64 = parts[0].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")

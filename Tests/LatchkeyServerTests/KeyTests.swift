@@ -8,6 +8,7 @@ import Testing
 /// `GET /.well-known/jwks.json`, `GET /.well-known/openid-configuration` and signing-key rotation.
 @Suite struct KeyTests {
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func theJWKSListsOneP256KeyNamedByTheTokensKid(transport: Transport) async throws {
         try await withServer(transport) { client, _ in
             let device = try await client.registerDevice()
@@ -30,6 +31,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func theJWKSHoldsNoPrivateKeyMaterial() async throws {
         try await withServer(.router) { client, _ in
             let response = try await client.send(.get, "/.well-known/jwks.json")
@@ -43,6 +45,7 @@ import Testing
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func theOpenIDConfigurationNamesTheIssuerAndTheJWKSURL(transport: Transport) async throws {
         try await withServer(transport) { client, _ in
             let response = try await client.send(.get, "/.well-known/openid-configuration")
@@ -54,6 +57,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func theIssuerInTokensIsTheOneTheDiscoveryDocumentNames() async throws {
         try await withServer(.router, configure: { $0.publicURL = "https://auth.example.com/" }) { client, _ in
             let device = try await client.registerDevice()
@@ -67,6 +71,7 @@ import Testing
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func afterRotationTheJWKSListsBothKeysNewestFirst(transport: Transport) async throws {
         try await withServer(transport) { client, server in
             let before = try await client.jwks().keys
@@ -80,6 +85,7 @@ import Testing
     }
 
     /// `keys rotate` twice in one second (or on a clock that has not moved) must still publish the signing key first.
+    @available(LatchkeyServer 1.0, *)
     @Test func theSigningKeyIsListedFirstEvenWhenKeysAreCreatedInTheSameInstant() async throws {
         try await withServer(.router) { client, server in
             for _ in 0..<5 {
@@ -92,6 +98,7 @@ import Testing
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func aTokenIssuedBeforeRotationStillVerifies(transport: Transport) async throws {
         // No verification cache: the old token must really be checked against the retired key.
         try await withServer(transport, configure: { $0.verificationCacheCapacity = 0 }) { client, server in
@@ -107,6 +114,7 @@ import Testing
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func aTokenIssuedAfterRotationCarriesTheNewKid(transport: Transport) async throws {
         try await withServer(transport) { client, server in
             let before = try await client.registerDevice()
@@ -119,6 +127,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aRefreshAfterRotationSignsWithTheNewKey() async throws {
         try await withServer(.router) { client, server in
             let device = try await client.registerDevice()
@@ -128,6 +137,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aTokenSignedByTheRetiredKeyStillGetsCheckedForForgery() async throws {
         try await withServer(.router, configure: { $0.verificationCacheCapacity = 0 }) { client, server in
             let device = try await client.registerDevice()

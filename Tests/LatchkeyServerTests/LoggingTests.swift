@@ -9,9 +9,11 @@ import Testing
 /// Item 9 of the core issue: one structured line per request with a request id, and no token, secret or
 /// Authorization header value ever logged — at any level, trace included.
 @Suite struct LoggingTests {
+    @available(LatchkeyServer 1.0, *)
     static let requestIDHeader = HTTPField.Name(LatchkeyHeader.requestID)!
 
     /// What a session of traffic left behind.
+    @available(LatchkeyServer 1.0, *)
     struct Traffic: Sendable {
         /// Every response, in order; one per request sent.
         var responses: [TestResponse] = []
@@ -34,6 +36,7 @@ import Testing
     }
 
     /// Drives the flows the issue names through a server logging at `.trace` into a capture.
+    @available(LatchkeyServer 1.0, *)
     func driveTraffic(_ transport: Transport) async throws -> Traffic {
         let capture = LogCapture()
         let server = try await TestServer.make(logger: capture.logger())
@@ -88,6 +91,7 @@ import Testing
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func noLogLineContainsATokenASecretOrAnAuthorizationHeader(transport: Transport) async throws {
         let traffic = try await self.driveTraffic(transport)
         #expect(!traffic.capture.lines.isEmpty)
@@ -100,6 +104,7 @@ import Testing
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func everyRequestIsLoggedOnExactlyOneRequestLineWithARequestID(transport: Transport) async throws {
         let traffic = try await self.driveTraffic(transport)
         let lines = traffic.requestLines
@@ -115,6 +120,7 @@ import Testing
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func eachResponsesRequestIDIsTheOneOnItsLogLine(transport: Transport) async throws {
         let traffic = try await self.driveTraffic(transport)
         let logged = Dictionary(
@@ -127,6 +133,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func theRequestLineLogsThePathWithoutItsQuery() async throws {
         let traffic = try await self.driveTraffic(.router)
         let paths = traffic.requestLines.compactMap { $0.metadata["path"] }

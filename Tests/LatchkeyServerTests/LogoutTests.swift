@@ -10,9 +10,11 @@ import Testing
 /// Each test verifies the tokens it expects to die before logging out, so a verification cache that
 /// logout failed to invalidate would show.
 @Suite struct LogoutTests {
+    @available(LatchkeyServer 1.0, *)
     static let logout = "/api/v1/auth/logout"
 
     /// Two sessions of one device user, both verified once.
+    @available(LatchkeyServer 1.0, *)
     static func twoSessions(_ client: some TestClientProtocol) async throws -> (TokenPairResponse, TokenPairResponse) {
         let first = try await client.registerDevice()
         let second = try await client.registerAgain(first)
@@ -22,6 +24,7 @@ import Testing
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func logoutWithoutABodyEndsOnlyTheCallersSession(transport: Transport) async throws {
         try await withServer(transport) { client, _ in
             let (caller, other) = try await Self.twoSessions(client)
@@ -35,6 +38,7 @@ import Testing
     }
 
     @Test(arguments: [#"{}"#, #"{"scope":"local"}"#, #"{"scope":null}"#])
+    @available(LatchkeyServer 1.0, *)
     func localIsTheDefaultScope(body: String) async throws {
         try await withServer(.router) { client, _ in
             let (caller, other) = try await Self.twoSessions(client)
@@ -46,6 +50,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func logoutKillsEveryAccessTokenOfTheSessionNotJustThePresentedOne() async throws {
         try await withServer(.router) { client, _ in
             let first = try await client.registerDevice()
@@ -60,6 +65,7 @@ import Testing
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func globalEndsEverySessionOfTheUser(transport: Transport) async throws {
         try await withServer(transport) { client, _ in
             let (caller, other) = try await Self.twoSessions(client)
@@ -77,6 +83,7 @@ import Testing
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func othersKeepsTheCallersSessionAndEndsTheRest(transport: Transport) async throws {
         try await withServer(transport) { client, _ in
             let (caller, other) = try await Self.twoSessions(client)
@@ -90,6 +97,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func othersWithNoOtherSessionRevokesNothing() async throws {
         try await withServer(.router) { client, _ in
             let only = try await client.registerDevice()
@@ -101,6 +109,7 @@ import Testing
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func logoutWithoutABearerIs401WithTheEnvelope(transport: Transport) async throws {
         try await withServer(transport) { client, _ in
             let response = try await client.send(.post, Self.logout, body: LogoutRequest(scope: .global))
@@ -109,6 +118,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func logoutWithARevokedTokenIs401() async throws {
         try await withServer(.router) { client, _ in
             let first = try await client.registerDevice()
@@ -118,6 +128,7 @@ import Testing
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func theRefreshTokenOfALoggedOutSessionIsInvalidGrant(transport: Transport) async throws {
         try await withServer(transport) { client, _ in
             let first = try await client.registerDevice()
@@ -127,6 +138,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aSpentRefreshTokenOfALoggedOutSessionIsInvalidGrantEvenWithinGrace() async throws {
         try await withServer(.router) { client, _ in
             let first = try await client.registerDevice()
@@ -139,6 +151,7 @@ import Testing
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func anUnknownScopeIs400AndEndsNothing(transport: Transport) async throws {
         try await withServer(transport) { client, _ in
             let (caller, other) = try await Self.twoSessions(client)

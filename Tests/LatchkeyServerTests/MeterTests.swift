@@ -10,6 +10,7 @@ import Testing
 @Suite struct MeterTests {
     /// A backend embedding Latchkey: `POST /app/edit` behind the bearer authenticator and the `actions` meter;
     /// it answers 200, or 500 when asked to fail (`?fail=1`).
+    @available(LatchkeyServer 1.0, *)
     static func withBackend<T: Sendable>(
         _ transport: Transport = .router, meter: Meter = Meter(name: "actions", guestLimit: 5, userLimit: 0),
         _ body: @Sendable (any TestClientProtocol, TestServer) async throws -> T
@@ -34,20 +35,24 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     static func guestToken(_ client: some TestClientProtocol, device: String) async throws -> String {
         try await client.send(.post, "/api/v1/auth/guest", headers: [HTTPField.Name("X-Device-ID")!: device]).decode(GuestSessionResponse.self)
             .accessToken
     }
 
+    @available(LatchkeyServer 1.0, *)
     static func edit(_ client: some TestClientProtocol, token: String, device: String?, fail: Bool = false) async throws -> TestResponse {
         var headers: HTTPFields = [:]
         if let device { headers[HTTPField.Name("X-Device-ID")!] = device }
         return try await client.send(.post, fail ? "/app/edit?fail=1" : "/app/edit", bearer: token, headers: headers)
     }
 
+    @available(LatchkeyServer 1.0, *)
     static func header(_ response: TestResponse, _ name: String) -> String? { response.headers[HTTPField.Name(name)!] }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func aGuestDeviceGetsFiveEditsADayAndTheSixthIs429(transport: Transport) async throws {
         try await Self.withBackend(transport) { client, _ in
             let device = UUID().uuidString
@@ -65,6 +70,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aNewGuestTokenDoesNotResetTheDevicesCount() async throws {
         try await Self.withBackend(meter: Meter(name: "actions", guestLimit: 2, userLimit: 0)) { client, _ in
             let device = UUID().uuidString
@@ -76,6 +82,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func onlySuccessfulCallsCount() async throws {
         try await Self.withBackend(meter: Meter(name: "actions", guestLimit: 1, userLimit: 0)) { client, _ in
             let device = UUID().uuidString
@@ -88,6 +95,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func theWindowRollsAfterADay() async throws {
         try await Self.withBackend(meter: Meter(name: "actions", guestLimit: 1, userLimit: 0)) { client, server in
             let device = UUID().uuidString
@@ -99,6 +107,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func fiftyParallelCallsAgainstALimitOfFiveLetExactlyFiveThrough() async throws {
         try await Self.withBackend { client, _ in
             let device = UUID().uuidString
@@ -112,6 +121,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aGuestWithoutXDeviceIDGets400NamingTheHeader() async throws {
         try await Self.withBackend { client, _ in
             let token = try await Self.guestToken(client, device: UUID().uuidString)
@@ -121,6 +131,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func withoutATokenTheRouteIs401() async throws {
         try await Self.withBackend { client, _ in
             let response = try await client.send(.post, "/app/edit")
@@ -128,6 +139,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func signedInUsersAreMeteredPerUserWithTheirOwnLimit() async throws {
         try await Self.withBackend(meter: Meter(name: "actions", guestLimit: 1, userLimit: 2)) { client, _ in
             let user = try await client.registerDevice()
@@ -137,6 +149,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aLimitOfZeroLeavesUsersUnmetered() async throws {
         try await Self.withBackend { client, _ in
             let user = try await client.registerDevice()
@@ -150,6 +163,7 @@ import Testing
 }
 
 extension MeterTests {
+    @available(LatchkeyServer 1.0, *)
     @Test func theDefaultActionsMeterFollowsTheGuestLimitationAndMetersAreConfigurable() async throws {
         let defaults = try await LatchkeyConfiguration.load(overrides: ["guest.max-actions-per-day": .int(3)], configFile: nil)
         #expect(defaults.meters["actions"] == Meter(name: "actions", window: 86_400, guestLimit: 3, userLimit: 0))
@@ -163,6 +177,7 @@ extension MeterTests {
 }
 
 extension MeterTests {
+    @available(LatchkeyServer 1.0, *)
     @Test func aGuestCannotEscapeTheMeterByChangingXDeviceID() async throws {
         try await Self.withBackend(meter: Meter(name: "actions", guestLimit: 1, userLimit: 0)) { client, _ in
             let device = UUID().uuidString

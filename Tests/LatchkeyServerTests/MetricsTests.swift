@@ -8,6 +8,7 @@ import Testing
 /// `GET /metrics`: Prometheus text with requests by route and status, and tokens issued by kind.
 @Suite struct MetricsTests {
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func metricsAreServedAsPrometheusText(transport: Transport) async throws {
         try await withServer(transport) { client, _ in
             _ = try await client.registerDevice()
@@ -19,6 +20,7 @@ import Testing
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func aRegistrationIsCountedAsARequestWithItsStatus(transport: Transport) async throws {
         try await withServer(transport) { client, _ in
             _ = try await client.registerDevice()
@@ -28,6 +30,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func requestsAreCountedByStatus() async throws {
         try await withServer(.router) { client, _ in
             let device = try await client.registerDevice()
@@ -39,6 +42,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func requestLatencyIsRecordedByRoute() async throws {
         try await withServer(.router) { client, _ in
             _ = try await client.registerDevice()
@@ -48,6 +52,7 @@ import Testing
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func aRegistrationCountsOneSessionTokenIssued(transport: Transport) async throws {
         try await withServer(transport) { client, _ in
             _ = try await client.registerDevice()
@@ -57,6 +62,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func refreshesCountTokensIssued() async throws {
         try await withServer(.router) { client, _ in
             let device = try await client.registerDevice()
@@ -65,6 +71,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func metricsNeverContainTokensOrSecrets() async throws {
         try await withServer(.router) { client, _ in
             let device = try await client.registerDevice()

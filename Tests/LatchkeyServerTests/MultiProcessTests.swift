@@ -16,9 +16,11 @@ import FoundationNetworking
 /// 60-second verification-cache ceiling that a missing mechanism would fall back to.
 @Suite(.enabled(if: TestPostgres.isAvailable, TestPostgres.skipReason))
 struct MultiProcessTests {
+    @available(LatchkeyServer 1.0, *)
     static let masterKey = TestServer.masterKey
 
     /// Two (or more) servers on one fresh schema; stopped (SIGTERM, exit 0 expected) by `body`'s end.
+    @available(LatchkeyServer 1.0, *)
     static func withServers<T>(
         _ count: Int = 2, environment: [String: String] = [:], _ body: ([LatchkeyProcess], String) async throws -> T
     ) async throws -> T {
@@ -38,6 +40,7 @@ struct MultiProcessTests {
     }
 
     /// Polls `condition` every 50 ms until it holds; fails after `limit`.
+    @available(LatchkeyServer 1.0, *)
     static func eventually(
         within limit: Duration, _ what: String, _ condition: () async throws -> Bool, sourceLocation: SourceLocation = #_sourceLocation
     ) async throws {
@@ -49,6 +52,7 @@ struct MultiProcessTests {
         Issue.record("\(what) did not happen within \(limit)", sourceLocation: sourceLocation)
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aTokenMintedByOneProcessVerifiesOnTheOtherAndItsRefreshTokenWorksThere() async throws {
         try await Self.withServers { servers, _ in
             let (a, b) = (servers[0], servers[1])
@@ -65,6 +69,7 @@ struct MultiProcessTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func keysRotatedWithTheCLIAreUsedAndAcceptedByRunningProcessesWithoutARestart() async throws {
         // The documented bound is keys.reload-interval (default 30 s); here 1 s.
         try await Self.withServers(environment: ["LATCHKEY_KEYS_RELOAD_INTERVAL": "1"]) { servers, database in
@@ -93,6 +98,7 @@ struct MultiProcessTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aRefreshTokenRotatedOnAAndReplayedOnBRevokesTheSessionOnBoth() async throws {
         // No grace window: any replay is outside it.
         try await Self.withServers(environment: ["LATCHKEY_TOKENS_REFRESH_GRACE": "0", "LATCHKEY_REVOCATIONS_POLL_INTERVAL": "0.2"]) {
@@ -117,6 +123,7 @@ struct MultiProcessTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func logoutOnAMakesBRefuseTheSessionsAccessTokenWithinThePollInterval() async throws {
         try await Self.withServers(environment: ["LATCHKEY_REVOCATIONS_POLL_INTERVAL": "0.2"]) { servers, _ in
             let (a, b) = (servers[0], servers[1])
@@ -133,6 +140,7 @@ struct MultiProcessTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func fiftyConcurrentRefreshesOfOneTokenOverBothProcessesYieldOneSuccessor() async throws {
         try await Self.withServers(environment: ["LATCHKEY_LIMITS_REFRESH_LIMIT": "0"]) { servers, _ in
             let pair = try await servers[0].registerDevice()
@@ -154,6 +162,7 @@ struct MultiProcessTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func processesStartingTogetherOnAnEmptyDatabaseMigrateItOnce() async throws {
         let database = try await TestPostgres.freshDatabaseURL()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-migrate-\(UUID().uuidString)")
@@ -183,6 +192,7 @@ struct MultiProcessTests {
 }
 
 /// What a server process answered.
+@available(LatchkeyServer 1.0, *)
 struct HTTPAnswer: Sendable {
     var status: Int
     var headers: [String: String]
@@ -192,6 +202,7 @@ struct HTTPAnswer: Sendable {
 }
 
 /// A `latchkey serve` process started by a test, on a database it is given.
+@available(LatchkeyServer 1.0, *)
 struct LatchkeyProcess: Sendable {
     let pid: pid_t
     let port: Int

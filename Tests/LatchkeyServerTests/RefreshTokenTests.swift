@@ -9,10 +9,13 @@ import Testing
 ///
 /// The grace window is 10 s by default; "within" is 5 s after first use, "outside" is 11 s.
 @Suite struct RefreshTokenTests {
+    @available(LatchkeyServer 1.0, *)
     static let withinGrace: TimeInterval = 5
+    @available(LatchkeyServer 1.0, *)
     static let outsideGrace: TimeInterval = 11
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func refreshReturnsANewPairInTheSameSession(transport: Transport) async throws {
         try await withServer(transport) { client, _ in
             let first = try await client.registerDevice()
@@ -29,6 +32,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func theNewRefreshTokenRefreshesAgain() async throws {
         try await withServer(.router) { client, _ in
             let first = try await client.registerDevice()
@@ -41,6 +45,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func theOldAccessTokenWorksUntilItExpires() async throws {
         try await withServer(.router) { client, server in
             let first = try await client.registerDevice()
@@ -56,6 +61,7 @@ import Testing
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func reuseWithinTheGraceWindowReturnsTheSameSuccessor(transport: Transport) async throws {
         try await withServer(transport) { client, server in
             let first = try await client.registerDevice()
@@ -72,6 +78,7 @@ import Testing
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func reuseAfterTheGraceWindowIsInvalidGrant(transport: Transport) async throws {
         try await withServer(transport) { client, server in
             let first = try await client.registerDevice()
@@ -82,6 +89,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func reuseAfterTheGraceWindowRevokesTheSuccessorRefreshToken() async throws {
         try await withServer(.router) { client, server in
             let first = try await client.registerDevice()
@@ -95,6 +103,7 @@ import Testing
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func reuseAfterTheGraceWindowRevokesTheSessionsAccessTokensAtOnce(transport: Transport) async throws {
         try await withServer(transport) { client, server in
             let first = try await client.registerDevice()
@@ -111,6 +120,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func reuseDetectionLeavesTheUsersOtherSessionsAlone() async throws {
         try await withServer(.router) { client, server in
             let first = try await client.registerDevice()
@@ -124,6 +134,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func theGraceWindowIsConfigurable() async throws {
         try await withServer(.router, configure: { $0.tokens.refreshGrace = 60 }) { client, server in
             let first = try await client.registerDevice()
@@ -136,6 +147,7 @@ import Testing
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func anUnknownRefreshTokenIsInvalidGrant(transport: Transport) async throws {
         try await withServer(transport) { client, _ in
             _ = try await client.registerDevice()
@@ -144,6 +156,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func anAccessTokenIsNotARefreshToken() async throws {
         try await withServer(.router) { client, _ in
             let first = try await client.registerDevice()
@@ -152,6 +165,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aRefreshTokenWorksUntilJustBeforeItsLifetimeEnds() async throws {
         try await withServer(.router, configure: { $0.tokens.refreshLifetime = 3_600 }) { client, server in
             let first = try await client.registerDevice()
@@ -161,6 +175,7 @@ import Testing
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func anExpiredRefreshTokenIsInvalidGrant(transport: Transport) async throws {
         try await withServer(transport, configure: { $0.tokens.refreshLifetime = 3_600 }) { client, server in
             let first = try await client.registerDevice()
@@ -170,6 +185,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func anUnusedRefreshTokenExpiresAfterTheDefaultThirtyDays() async throws {
         try await withServer(.router) { client, server in
             let first = try await client.registerDevice()
@@ -179,6 +195,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aRotatedRefreshTokenGetsAFreshLifetime() async throws {
         try await withServer(.router, configure: { $0.tokens.refreshLifetime = 3_600 }) { client, server in
             let first = try await client.registerDevice()
@@ -189,6 +206,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func fiftyConcurrentRefreshesOfOneTokenAllGetTheSameSuccessor() async throws {
         try await withServer(.router) { client, server in
             let first = try await client.registerDevice()
@@ -222,6 +240,7 @@ import Testing
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func reuseDetectionIsCountedInMetrics(transport: Transport) async throws {
         try await withServer(transport) { client, server in
             let first = try await client.registerDevice()

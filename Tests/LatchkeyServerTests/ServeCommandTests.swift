@@ -11,6 +11,7 @@ import FoundationNetworking
 /// first start on an empty directory, graceful shutdown on SIGTERM.
 @Suite struct ServeCommandTests {
     /// A running `latchkey serve` process.
+    @available(LatchkeyServer 1.0, *)
     struct ServerProcess {
         let pid: pid_t
         let port: Int
@@ -40,6 +41,7 @@ import FoundationNetworking
     }
 
     /// Starts `latchkey <arguments>` in a fresh directory and waits (bounded) until it answers health checks.
+    @available(LatchkeyServer 1.0, *)
     static func start(_ arguments: [String], environment extra: [String: String] = [:], port: Int, files: [String: String] = [:]) async throws
         -> ServerProcess
     {
@@ -60,6 +62,7 @@ import FoundationNetworking
     }
 
     /// A port nothing listens on (bound and released by the kernel's choice).
+    @available(LatchkeyServer 1.0, *)
     static func freePort() throws -> Int {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(descriptor) }
@@ -75,6 +78,7 @@ import FoundationNetworking
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func firstStartCreatesTheDatabaseAndAKeyFileWithMode0600AndStopsCleanlyOnSIGTERM() async throws {
         let port = try Self.freePort()
         let server = try await Self.start(["serve", "--port", String(port)], port: port)
@@ -87,6 +91,7 @@ import FoundationNetworking
         #expect(await server.terminate() == 0, "log:\n\(server.log)")
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func settingsComeFromTheConfigFileTheEnvironmentAndTheCommandLineInThatOrderOfPrecedence() async throws {
         let port = try Self.freePort()
         let config = #"{"port": 1, "public-url": "http://from-file.test", "tokens": {"session-lifetime": 1234}}"#
@@ -102,6 +107,7 @@ import FoundationNetworking
         #expect(await server.terminate() == 0)
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aMalformedMasterKeyStopsTheServerWithAMessageThatDoesNotQuoteIt() async throws {
         let port = try Self.freePort()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-serve-\(UUID().uuidString)")
@@ -116,6 +122,7 @@ import FoundationNetworking
 }
 
 extension ServeCommandTests {
+    @available(LatchkeyServer 1.0, *)
     @Test func aDifferentMasterKeyStopsTheServerWithAMessageSayingSo() async throws {
         let first = try await TestServer.make()
         await first.services.close()

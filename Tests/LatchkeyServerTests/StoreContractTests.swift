@@ -8,6 +8,7 @@ import Testing
 @testable import LatchkeyServer
 
 /// One behaviour every store implementation must have, written once and run on each database.
+@available(LatchkeyServer 1.0, *)
 struct StoreContract: Sendable, CustomStringConvertible {
     let description: String
     let run: @Sendable (SQLLatchkeyStore) async throws -> Void
@@ -21,6 +22,7 @@ struct StoreContract: Sendable, CustomStringConvertible {
 @Suite("Store contract: SQLite")
 struct SQLiteStoreContractTests {
     @Test(arguments: StoreContract.all)
+    @available(LatchkeyServer 1.0, *)
     func contract(_ contract: StoreContract) async throws {
         try await withStore(.sqlite, contract.run)
     }
@@ -29,6 +31,7 @@ struct SQLiteStoreContractTests {
 @Suite("Store contract: PostgreSQL", .enabled(if: TestPostgres.isAvailable, TestPostgres.skipReason))
 struct PostgresStoreContractTests {
     @Test(arguments: StoreContract.all)
+    @available(LatchkeyServer 1.0, *)
     func contract(_ contract: StoreContract) async throws {
         try await withStore(.postgresql, contract.run)
     }
@@ -36,6 +39,7 @@ struct PostgresStoreContractTests {
 
 /// Runs `body` on a store over a fresh, migrated database of `backend`, then closes the database
 /// (also when `body` throws).
+@available(LatchkeyServer 1.0, *)
 private func withStore(_ backend: TestBackend, _ body: @Sendable (SQLLatchkeyStore) async throws -> Void) async throws {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-store-contract-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -62,23 +66,29 @@ private func withStore(_ backend: TestBackend, _ body: @Sendable (SQLLatchkeySto
 // MARK: - Fixtures
 
 /// The contracts' "now". Whole seconds, so stored times read back exactly.
+@available(LatchkeyServer 1.0, *)
 private let contractEpoch = Date(timeIntervalSince1970: 1_900_000_000)
 
+@available(LatchkeyServer 1.0, *)
 private func at(_ seconds: TimeInterval) -> Date { contractEpoch.addingTimeInterval(seconds) }
 
+@available(LatchkeyServer 1.0, *)
 private func newID() -> String { UUID().uuidString.lowercased() }
 
+@available(LatchkeyServer 1.0, *)
 private func newSession(user: String, device: String? = nil, at time: Date = at(0), expiresIn lifetime: TimeInterval = 3600) -> NewSession {
     NewSession(
         id: newID(), userID: user, deviceID: device, createdAt: time, refreshTokenHash: "hash-" + newID(),
         refreshTokenExpiresAt: time.addingTimeInterval(lifetime))
 }
 
+@available(LatchkeyServer 1.0, *)
 private func record(_ session: NewSession, revokedAt: Date? = nil) -> SessionRecord {
     SessionRecord(id: session.id, userID: session.userID, deviceID: session.deviceID, createdAt: session.createdAt, revokedAt: revokedAt)
 }
 
 /// Registers a new device (its user, the device, its first session) the way `register-device` does.
+@available(LatchkeyServer 1.0, *)
 private func registerDevice(_ store: SQLLatchkeyStore, at time: Date = at(0)) async throws -> (device: DeviceRecord, session: NewSession) {
     let id = newID()
     let device = DeviceRecord(id: id, userID: id, secretHash: "secret-" + newID(), createdAt: time, lastSeenAt: time)
@@ -87,10 +97,12 @@ private func registerDevice(_ store: SQLLatchkeyStore, at time: Date = at(0)) as
     return (device, session)
 }
 
+@available(LatchkeyServer 1.0, *)
 private func accessCode(user: String, at time: Date, note: String? = nil) -> AccessCodeRecord {
     AccessCodeRecord(id: newID(), userID: user, note: note, createdAt: time, expiresAt: time.addingTimeInterval(86_400), revokedAt: nil)
 }
 
+@available(LatchkeyServer 1.0, *)
 private func signingKey(at time: Date) -> SigningKeyRecord {
     SigningKeyRecord(
         kid: newID(), algorithm: "ES256", publicKeyPEM: "public " + newID(), sealedPrivateKey: "sealed " + newID(), createdAt: time,
@@ -98,11 +110,13 @@ private func signingKey(at time: Date) -> SigningKeyRecord {
 }
 
 /// Every revocation entry, oldest first.
+@available(LatchkeyServer 1.0, *)
 private func feed(_ store: SQLLatchkeyStore) async throws -> [RevocationEvent] {
     try await store.revocations(after: 0, limit: 10_000)
 }
 
 /// Runs `count` copies of `operation` at once and returns their results.
+@available(LatchkeyServer 1.0, *)
 private func concurrently<T: Sendable>(_ count: Int, _ operation: @escaping @Sendable (Int) async throws -> T) async throws -> [T] {
     try await withThrowingTaskGroup(of: T.self) { group in
         for index in 0..<count { group.addTask { try await operation(index) } }
@@ -114,6 +128,7 @@ private func concurrently<T: Sendable>(_ count: Int, _ operation: @escaping @Sen
 
 // MARK: - The contracts
 
+@available(LatchkeyServer 1.0, *)
 extension StoreContract {
     static let all: [StoreContract] =
         users + devices + sessions + sessionConcurrency + accessCodes + signingKeys + rateLimits + budgets + revocationFeed
@@ -713,6 +728,7 @@ extension StoreContract {
     ]
 }
 
+@available(LatchkeyServer 1.0, *)
 extension RateLimitDecision {
     fileprivate var hitID: String? {
         if case .allowed(let hitID, _, _) = self { hitID } else { nil }

@@ -14,6 +14,7 @@ import Testing
     // MARK: Valid tokens
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func validateTokenDescribesAValidSessionToken(transport: Transport) async throws {
         try await withServer(transport) { client, server in
             let device = try await client.registerDevice()
@@ -28,6 +29,7 @@ import Testing
     }
 
     @Test(arguments: Transport.allCases, ["/api/v1/users/me", "/api/v1/auth/me"])
+    @available(LatchkeyServer 1.0, *)
     func theProfileDescribesTheDeviceUser(transport: Transport, path: String) async throws {
         try await withServer(transport) { client, _ in
             let device = try await client.registerDevice()
@@ -43,6 +45,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func usersMeAndAuthMeAnswerTheSameBody() async throws {
         try await withServer(.router) { client, _ in
             let device = try await client.registerDevice()
@@ -54,6 +57,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aTokenIsValidUntilJustBeforeItExpires() async throws {
         try await withServer(.router) { client, server in
             let device = try await client.registerDevice()
@@ -62,6 +66,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func theSessionLifetimeIsConfigurable() async throws {
         try await withServer(.router, configure: { $0.tokens.sessionLifetime = 60 }) { client, server in
             let device = try await client.registerDevice()
@@ -76,6 +81,7 @@ import Testing
     // MARK: Missing and garbage
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func validateTokenWithoutABearerIs401ValidFalse(transport: Transport) async throws {
         try await withServer(transport) { client, _ in
             let response = try await client.send(.get, "/api/v1/validate-token")
@@ -88,6 +94,7 @@ import Testing
     }
 
     @Test(arguments: Transport.allCases, ["/api/v1/users/me", "/api/v1/auth/me"])
+    @available(LatchkeyServer 1.0, *)
     func theProfileWithoutABearerIs401(transport: Transport, path: String) async throws {
         try await withServer(transport) { client, _ in
             expectUnauthorized(try await client.send(.get, path))
@@ -95,6 +102,7 @@ import Testing
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func aGarbageBearerIs401(transport: Transport) async throws {
         try await withServer(transport) { client, _ in
             try await expectRefused("abc", by: client)
@@ -102,6 +110,7 @@ import Testing
     }
 
     @Test(arguments: ["", "a.b", "a.b.c", "a.b.c.d", "..", "eyJhbGciOiJFUzI1NiJ9..", "\(String(repeating: "x", count: 4096))"])
+    @available(LatchkeyServer 1.0, *)
     func malformedBearersAre401(token: String) async throws {
         try await withServer(.router) { client, _ in
             let response = try await client.validate(token)
@@ -114,6 +123,7 @@ import Testing
     // MARK: Expired
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func anExpiredTokenIs401(transport: Transport) async throws {
         try await withServer(transport) { client, server in
             let device = try await client.registerDevice()
@@ -126,6 +136,7 @@ import Testing
     // MARK: Forged
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func aTokenWithAChangedPayloadCharacterIs401(transport: Transport) async throws {
         try await withServer(transport) { client, _ in
             let device = try await client.registerDevice()
@@ -136,6 +147,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aTokenWhosePayloadNamesAnotherUserIs401() async throws {
         try await withServer(.router) { client, _ in
             let attacker = try await client.registerDevice()
@@ -150,6 +162,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aTokenWithAnExtendedExpiryIs401() async throws {
         try await withServer(.router) { client, server in
             let device = try await client.registerDevice()
@@ -160,6 +173,7 @@ import Testing
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func aTokenWithAFlippedSignatureBitIs401(transport: Transport) async throws {
         try await withServer(transport) { client, _ in
             let device = try await client.registerDevice()
@@ -168,6 +182,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aTokenWithoutItsSignatureIs401() async throws {
         try await withServer(.router) { client, _ in
             let device = try await client.registerDevice()
@@ -178,6 +193,7 @@ import Testing
     }
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func anAlgNoneTokenIs401(transport: Transport) async throws {
         try await withServer(transport) { client, _ in
             let device = try await client.registerDevice()
@@ -189,6 +205,7 @@ import Testing
     }
 
     /// The secrets an algorithm-confusion attacker would MAC with.
+    @available(LatchkeyServer 1.0, *)
     enum ConfusionSecret: String, CaseIterable, CustomStringConvertible {
         case publicKeyPEM, publicKeyPEMWithNewline, publicKeyDER, publicKeyX963, jwkJSON, arbitrary
         var description: String { self.rawValue }
@@ -207,6 +224,7 @@ import Testing
     }
 
     @Test(arguments: ConfusionSecret.allCases)
+    @available(LatchkeyServer 1.0, *)
     func anHS256TokenIs401WhateverItIsMACedWith(secret: ConfusionSecret) async throws {
         try await withServer(.router) { client, server in
             let device = try await client.registerDevice()
@@ -222,6 +240,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func anHS256TokenIs401OverALiveSocket() async throws {
         try await withServer(.live) { client, _ in
             let device = try await client.registerDevice()
@@ -233,6 +252,7 @@ import Testing
     // MARK: Foreign
 
     @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
     func aTokenFromAnotherServerIs401(transport: Transport) async throws {
         let other = try await TestServer.make(configure: { $0.masterKey = Data(repeating: 9, count: 32).base64EncodedString() })
         let foreign: TokenPairResponse
@@ -252,6 +272,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func aTokenFromAServerWithAnotherPublicURLIs401() async throws {
         let other = try await TestServer.make(configure: { $0.publicURL = "https://elsewhere.example" })
         let foreign: TokenPairResponse
@@ -270,12 +291,14 @@ import Testing
 
     /// A second server process on the same database signs with the same key: only the claim tells the
     /// tokens apart, so this isolates the issuer (and audience) check from the signature check.
+    @available(LatchkeyServer 1.0, *)
     enum ForeignClaim: String, CaseIterable, CustomStringConvertible {
         case issuer, audience
         var description: String { self.rawValue }
     }
 
     @Test(arguments: ForeignClaim.allCases)
+    @available(LatchkeyServer 1.0, *)
     func aCorrectlySignedTokenForAnotherIssuerOrAudienceIs401(claim: ForeignClaim) async throws {
         let server = try await TestServer.make()
         try await server.test(.router) { client in

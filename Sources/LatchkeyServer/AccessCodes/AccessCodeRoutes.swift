@@ -2,6 +2,7 @@ import Hummingbird
 import LatchkeyAPI
 
 /// `POST /api/v1/auth/access-code/exchange`: a valid access code for a new session of its user.
+@available(LatchkeyServer 1.0, *)
 struct AccessCodeRoutes {
     let accessCodes: AccessCodeService
     let maxBodySize: Int

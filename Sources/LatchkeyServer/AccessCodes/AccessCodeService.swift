@@ -3,6 +3,7 @@ import LatchkeyAPI
 
 /// Access codes: JWTs for an existing user, issued by support staff, usable as a Bearer or
 /// exchangeable for a session, listed and revocable.
+@available(LatchkeyServer 1.0, *)
 public struct AccessCodeService: Sendable {
     let store: any AccessCodeStore
     let users: any UserStore

@@ -2,6 +2,7 @@ import Foundation
 import SQLKit
 
 /// Access codes' bookkeeping: who they are for, when they expire, whether they were revoked.
+@available(LatchkeyServer 1.0, *)
 public protocol AccessCodeStore: Sendable {
     func insertAccessCode(_ code: AccessCodeRecord) async throws
     func accessCode(id: String) async throws -> AccessCodeRecord?
@@ -10,6 +11,7 @@ public protocol AccessCodeStore: Sendable {
     func revokeAccessCode(id: String, at time: Date) async throws -> AccessCodeRecord?
 }
 
+@available(LatchkeyServer 1.0, *)
 extension SQLLatchkeyStore: AccessCodeStore {
     public func insertAccessCode(_ code: AccessCodeRecord) async throws {
         try await self.database.transaction { sql in

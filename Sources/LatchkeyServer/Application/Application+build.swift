@@ -6,6 +6,7 @@ import ServiceLifecycle
 ///
 /// Embedders can add their own routes to the returned router; put them behind ``BearerAuthenticator``
 /// by adding them to a group as `buildRouter` does for `/api/v1/auth/me`.
+@available(LatchkeyServer 1.0, *)
 public func buildRouter(services: LatchkeyServices) -> Router<LatchkeyRequestContext> {
     let router = Router(context: LatchkeyRequestContext.self)
     router.add(middleware: RequestLogMiddleware(metrics: services.metrics))
@@ -39,6 +40,7 @@ public func buildRouter(services: LatchkeyServices) -> Router<LatchkeyRequestCon
 ///
 /// It runs ``SigningKeyReloader`` and ``RevocationFeed`` beside the HTTP server, so keys rotated and
 /// sessions revoked by the CLI (or by another process on the same database) take effect without a restart.
+@available(LatchkeyServer 1.0, *)
 public func buildApplication(services: LatchkeyServices, logger: Logger) -> some ApplicationProtocol {
     let configuration = services.configuration
     return Application(
@@ -52,6 +54,7 @@ public func buildApplication(services: LatchkeyServices, logger: Logger) -> some
 }
 
 /// Reloads the signing keys from the database every `interval` seconds.
+@available(LatchkeyServer 1.0, *)
 public struct SigningKeyReloader: Service {
     let keyRing: SigningKeyRing
     let interval: Double

@@ -7,6 +7,7 @@ import Logging
 /// Everything a Latchkey server or the CLI needs, built from a configuration over one database.
 ///
 /// The CLI and `serve` both open one of these, so support commands apply the same rules as the server.
+@available(LatchkeyServer 1.0, *)
 public struct LatchkeyServices: Sendable {
     public let configuration: LatchkeyConfiguration
     public let database: any LatchkeyDatabase

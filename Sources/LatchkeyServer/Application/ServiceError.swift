@@ -1,6 +1,7 @@
 /// A rule a request broke, decided by a service; the routes turn it into an HTTP error.
 ///
 /// Messages are shown to callers: they never contain a token or secret.
+@available(LatchkeyServer 1.0, *)
 public enum ServiceError: Error, Equatable, CustomStringConvertible {
     /// The refresh token is unknown, expired, revoked or was reused.
     case invalidGrant(String)

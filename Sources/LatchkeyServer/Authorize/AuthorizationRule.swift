@@ -6,6 +6,7 @@ import Foundation
 /// Written in configuration as `"<METHOD or *> <path prefix> <auth> [<meter>]"`, e.g.
 /// `"POST /api/edit bearer actions"` or `"GET /assets device"` (key `authorize.routes`, comma-separated).
 /// The first rule whose method and path prefix match decides; a request no rule matches is refused (403).
+@available(LatchkeyServer 1.0, *)
 public struct AuthorizationRule: Sendable, Equatable {
     /// Who may pass.
     public enum Auth: String, Sendable {

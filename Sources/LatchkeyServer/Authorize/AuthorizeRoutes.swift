@@ -11,6 +11,7 @@ import LatchkeyAPI
 /// matching ``AuthorizationRule`` decides: 200 with `X-Latchkey-User-Id` and `X-Latchkey-Kind` for the
 /// upstream, or 401/400/403/429 with the envelope. A rule's meter counts every admitted request (a proxy
 /// cannot tell this endpoint how the upstream answered), unlike ``MeterMiddleware``, which counts only 2xx.
+@available(LatchkeyServer 1.0, *)
 struct AuthorizeRoutes {
     let rules: [AuthorizationRule]
     let meters: [String: Meter]
@@ -70,6 +71,7 @@ struct AuthorizeRoutes {
 ///
 /// The `X-Device-ID` header must name the device the guest token was issued to: otherwise a guest could escape
 /// its meter by sending a new device ID with every request.
+@available(LatchkeyServer 1.0, *)
 func meterKey(guest token: VerifiedToken, request: Request, context: LatchkeyRequestContext, trustedProxies: Set<String>) throws -> String {
     let deviceID = try request.requireDeviceID()
     guard deviceID == token.deviceID else {

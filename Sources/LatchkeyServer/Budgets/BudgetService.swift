@@ -5,6 +5,7 @@ import LatchkeyAPI
 /// Budget settings. Keys: `budgets.default-limit` (default 100), `budgets.period` (seconds, rolling, default
 /// 2592000 = 30 days), `usage.service-key` (`LATCHKEY_USAGE_SERVICE_KEY`, secret): the key app backends present
 /// to `POST /api/v1/usage`; without one that endpoint answers 403.
+@available(LatchkeyServer 1.0, *)
 public struct BudgetPolicy: Sendable {
     public var defaultLimit: Double = 100
     public var period: TimeInterval = 30 * 86_400
@@ -28,6 +29,7 @@ public struct BudgetPolicy: Sendable {
 
 /// Budgets (Stori's "budget, usage"): every user has one, the default unless support set another; app backends
 /// record usage against it; an exhausted budget refuses more.
+@available(LatchkeyServer 1.0, *)
 public struct BudgetService: Sendable {
     let store: any BudgetStore
     let policy: BudgetPolicy

@@ -2,6 +2,7 @@ import Foundation
 import SQLKit
 
 /// What happened to one usage record.
+@available(LatchkeyServer 1.0, *)
 public enum UsageOutcome: Sendable, Equatable {
     case recorded
     /// The idempotency key was recorded before; nothing was added.
@@ -12,6 +13,7 @@ public enum UsageOutcome: Sendable, Equatable {
 }
 
 /// Budgets and the usage recorded against them.
+@available(LatchkeyServer 1.0, *)
 public protocol BudgetStore: Sendable {
     /// The user's own limit, or nil when the default applies.
     func budgetLimit(ofUser userID: String) async throws -> Double?
@@ -23,6 +25,7 @@ public protocol BudgetStore: Sendable {
         async throws -> UsageOutcome
 }
 
+@available(LatchkeyServer 1.0, *)
 extension SQLLatchkeyStore: BudgetStore {
     public func budgetLimit(ofUser userID: String) async throws -> Double? {
         try await self.database.read { sql in

@@ -2,6 +2,7 @@ import Hummingbird
 import LatchkeyAPI
 
 /// `POST /api/v1/usage`: an app backend, authenticated by the service key, records what a user spent.
+@available(LatchkeyServer 1.0, *)
 struct UsageRoutes {
     let budgets: BudgetService
     let maxBodySize: Int

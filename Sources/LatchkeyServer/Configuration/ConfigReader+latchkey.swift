@@ -2,6 +2,7 @@ import Configuration
 import Foundation
 import SystemPackage
 
+@available(LatchkeyServer 1.0, *)
 extension LatchkeyConfiguration {
     /// Reads the configuration the way `latchkey` does: `overrides` (command-line options) first, then
     /// `LATCHKEY_*` environment variables, then the JSON file at `configFile` (or `LATCHKEY_CONFIG`), then defaults.

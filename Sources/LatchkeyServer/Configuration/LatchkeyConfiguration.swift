@@ -34,6 +34,7 @@ import Logging
 /// - `apple.*`: Sign in with Apple; see ``AppleConfiguration``
 /// - `providers.*`: third-party identity providers (Clerk, any OIDC issuer); see ``IdentityProviderConfiguration``
 /// - `log-level` (`LATCHKEY_LOG_LEVEL`, default `info`)
+@available(LatchkeyServer 1.0, *)
 public struct LatchkeyConfiguration: Sendable {
     public var host: String = "127.0.0.1"
     public var port: Int = 8080
@@ -127,6 +128,7 @@ public struct LatchkeyConfiguration: Sendable {
 }
 
 /// Token lifetimes and the refresh-token reuse grace window, in seconds.
+@available(LatchkeyServer 1.0, *)
 public struct TokenPolicy: Sendable {
     /// Access tokens of sessions (device, refresh, exchange).
     public var sessionLifetime: TimeInterval = 900

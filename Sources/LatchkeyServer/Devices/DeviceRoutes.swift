@@ -2,6 +2,7 @@ import Hummingbird
 import LatchkeyAPI
 
 /// `POST /api/v1/auth/register-device`: 201 with a `device_secret` for a new device, 200 for a known one.
+@available(LatchkeyServer 1.0, *)
 struct DeviceRoutes {
     let devices: DeviceService
     let maxBodySize: Int

@@ -2,6 +2,7 @@ import Foundation
 import LatchkeyAPI
 
 /// Registers devices: a device's user ID is its UUID, and a known device needs its secret.
+@available(LatchkeyServer 1.0, *)
 public struct DeviceService: Sendable {
     let store: any DeviceStore
     let sessions: SessionService

@@ -3,6 +3,7 @@ import LatchkeyAPI
 import SQLKit
 
 /// Registered devices.
+@available(LatchkeyServer 1.0, *)
 public protocol DeviceStore: Sendable {
     func device(id: String) async throws -> DeviceRecord?
     /// Creates the device's user (whose ID is the device ID), the device and its first session at once.
@@ -10,6 +11,7 @@ public protocol DeviceStore: Sendable {
     func registerNewDevice(_ device: DeviceRecord, session: NewSession) async throws
 }
 
+@available(LatchkeyServer 1.0, *)
 extension SQLLatchkeyStore: DeviceStore {
     public func device(id: String) async throws -> DeviceRecord? {
         try await self.database.read { sql in

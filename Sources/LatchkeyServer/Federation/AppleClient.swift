@@ -6,6 +6,7 @@ import NIOHTTP1
 
 /// Apple's `/auth/token` and `/auth/revoke`, authenticated with a client secret: an ES256 JWT signed
 /// with the developer's Sign in with Apple key (`.p8`), as Apple's documentation describes.
+@available(LatchkeyServer 1.0, *)
 struct AppleClient: Sendable {
     let configuration: AppleConfiguration
     let http: HTTPClient

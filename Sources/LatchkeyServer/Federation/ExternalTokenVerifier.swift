@@ -4,6 +4,7 @@ import LatchkeyAPI
 /// Verifies tokens of the configured third-party identity providers (Clerk, any OIDC issuer) without a
 /// network call once their keys are cached, and maps each provider subject to a Latchkey user — created
 /// (kind `federated`, linked through the identities table) the first time the subject is seen.
+@available(LatchkeyServer 1.0, *)
 public final class ExternalTokenVerifier: Sendable {
     struct Provider: Sendable {
         let configuration: IdentityProviderConfiguration

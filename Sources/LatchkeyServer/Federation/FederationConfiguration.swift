@@ -10,6 +10,7 @@ import Foundation
 /// - `apple.team-id`, `apple.key-id`, and `apple.private-key` (secret: the `.p8` PEM) or `apple.private-key-file`:
 ///   the Sign in with Apple key the client secret is signed with; without them authorization codes are refused
 /// - `apple.leeway` (seconds, default 60): tolerated clock difference for `iat`
+@available(LatchkeyServer 1.0, *)
 public struct AppleConfiguration: Sendable {
     public static let issuer = "https://appleid.apple.com"
     public var clientIDs: [String] = []
@@ -54,6 +55,7 @@ public struct AppleConfiguration: Sendable {
 /// - `subject-claim` (default `sub`): the claim that identifies the user at the provider
 /// - `algorithms` (default `RS256`): accepted `alg` values
 /// - `leeway` (seconds, default 60)
+@available(LatchkeyServer 1.0, *)
 public struct IdentityProviderConfiguration: Sendable {
     public var name: String
     public var issuer: String

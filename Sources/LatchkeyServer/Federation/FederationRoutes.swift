@@ -1,8 +1,8 @@
 import Hummingbird
-import HummingbirdAuth
 import LatchkeyAPI
 
 /// `POST /api/v1/auth/apple`, `POST /api/v1/auth/token-exchange` and `DELETE /api/v1/users/me`.
+@available(LatchkeyServer 1.0, *)
 struct FederationRoutes {
     let federation: FederationService
     let users: UserService

@@ -5,6 +5,7 @@ import Logging
 
 /// Sign in with Apple, account linking, token exchange for third-party providers, and the Apple side
 /// of account deletion.
+@available(LatchkeyServer 1.0, *)
 public final class FederationService: Sendable {
     static let appleProvider = "apple"
 

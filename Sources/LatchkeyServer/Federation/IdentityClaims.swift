@@ -2,6 +2,7 @@ import Foundation
 import JWTKit
 
 /// One JSON value of a JWT's claims, as an identity provider sent it.
+@available(LatchkeyServer 1.0, *)
 enum ClaimValue: Codable, Sendable, Equatable {
     case string(String)
     case number(Double)
@@ -43,6 +44,7 @@ enum ClaimValue: Codable, Sendable, Equatable {
 /// The claims of an identity provider's token (Apple's identity token, a Clerk session token, any OIDC
 /// ID token), kept as sent: which claims matter, and how, is decided by ``IdentityTokenVerifier`` and its
 /// callers against the injected clock — jwt-kit only checks the signature.
+@available(LatchkeyServer 1.0, *)
 struct IdentityClaims: JWTPayload, Equatable {
     let values: [String: ClaimValue]
 

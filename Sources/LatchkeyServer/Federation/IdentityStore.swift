@@ -3,6 +3,7 @@ import LatchkeyAPI
 import SQLKit
 
 /// An identity at a provider and what we keep about it.
+@available(LatchkeyServer 1.0, *)
 public struct FederatedIdentity: Sendable, Equatable {
     public var provider: String
     public var subject: String
@@ -16,6 +17,7 @@ public struct FederatedIdentity: Sendable, Equatable {
 }
 
 /// What ``IdentityStore/signIn(_:newUserID:at:)`` did.
+@available(LatchkeyServer 1.0, *)
 public enum FederatedSignIn: Sendable, Equatable {
     /// The identity was known: its user.
     case existing(userID: String)
@@ -24,6 +26,7 @@ public enum FederatedSignIn: Sendable, Equatable {
 }
 
 /// The identities table: provider subjects mapped to our user IDs, and nonces spent.
+@available(LatchkeyServer 1.0, *)
 public protocol IdentityStore: Sendable {
     func identity(provider: String, subject: String) async throws -> FederatedIdentity?
     /// The user of `identity` — creating a federated user with `newUserID` when the identity is new; atomic,
@@ -40,6 +43,7 @@ public protocol IdentityStore: Sendable {
     func spendNonce(_ nonceHash: String, expiresAt: Date, now: Date) async throws -> Bool
 }
 
+@available(LatchkeyServer 1.0, *)
 extension SQLLatchkeyStore: IdentityStore {
     public func identity(provider: String, subject: String) async throws -> FederatedIdentity? {
         try await self.database.read { sql in

@@ -5,6 +5,7 @@ import JWTKit
 /// algorithm named in the header (so `alg: none`, HMAC-with-the-public-key and ES/RS swaps never reach a
 /// key), a published `kid`, the signature, the exact issuer, `exp`, and `nbf`/`iat` not in the future
 /// beyond `leeway` — all against the injected clock.
+@available(LatchkeyServer 1.0, *)
 struct IdentityTokenVerifier: Sendable {
     let keys: any IdentityKeySource
     let issuer: String

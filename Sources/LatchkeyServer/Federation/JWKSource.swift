@@ -6,12 +6,14 @@ import NIOCore
 import NIOHTTP1
 
 /// Where an identity provider's public keys come from.
+@available(LatchkeyServer 1.0, *)
 protocol IdentityKeySource: Sendable {
     /// The keys, holding the one named `kid` when the provider has it.
     func keys(for kid: String?) async throws -> JWTKeyCollection
 }
 
 /// Keys given in the configuration as a PEM public key: nothing is fetched.
+@available(LatchkeyServer 1.0, *)
 struct StaticKeySource: IdentityKeySource {
     let collection: JWTKeyCollection
 
@@ -28,6 +30,7 @@ struct StaticKeySource: IdentityKeySource {
 /// 1 minute … 1 day; 1 hour without one). A token naming a `kid` the cached set lacks refetches, at most
 /// once per `refetchInterval` (1 minute), so made-up `kid`s cannot make us hammer the provider. When a
 /// refetch fails, the keys already held keep working.
+@available(LatchkeyServer 1.0, *)
 actor JWKSCache: IdentityKeySource {
     struct Snapshot {
         let collection: JWTKeyCollection
@@ -119,6 +122,7 @@ actor JWKSCache: IdentityKeySource {
 }
 
 /// An identity provider's endpoint answered, but not as it should.
+@available(LatchkeyServer 1.0, *)
 enum UpstreamError: Error, CustomStringConvertible {
     case status(Int)
     case refused(String)

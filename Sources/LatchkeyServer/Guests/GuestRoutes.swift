@@ -4,6 +4,7 @@ import Hummingbird
 import LatchkeyAPI
 
 /// `POST /api/v1/auth/guest` with `X-Device-ID`: a guest token and the guest's limitations.
+@available(LatchkeyServer 1.0, *)
 struct GuestRoutes {
     let guests: GuestService
     let limiter: RateLimiter
@@ -19,6 +20,7 @@ struct GuestRoutes {
     }
 }
 
+@available(LatchkeyServer 1.0, *)
 extension Request {
     /// The canonical device UUID of `X-Device-ID`, or 400 `invalid_header` naming the header.
     func requireDeviceID() throws -> String {

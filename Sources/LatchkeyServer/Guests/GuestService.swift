@@ -5,6 +5,7 @@ import LatchkeyAPI
 ///
 /// Nothing is stored: the token's `sub` and `did` are the device UUID, and it expires after
 /// `tokens.guest-lifetime` (900 s by default). A new call gives a new token.
+@available(LatchkeyServer 1.0, *)
 public struct GuestService: Sendable {
     let tokens: AccessTokenIssuer
     let lifetime: TimeInterval

@@ -7,6 +7,7 @@ import LatchkeyAPI
 ///
 /// 401s carry `WWW-Authenticate: Bearer` (RFC 6750), with `error="invalid_token"` when a credential was
 /// presented. Messages never include tokens or secrets.
+@available(LatchkeyServer 1.0, *)
 public struct APIError: HTTPResponseError, CustomStringConvertible {
     public let status: HTTPResponse.Status
     public let code: ErrorCode
@@ -55,6 +56,7 @@ public struct APIError: HTTPResponseError, CustomStringConvertible {
     }
 }
 
+@available(LatchkeyServer 1.0, *)
 extension APIError {
     /// The HTTP form of an error thrown below the routes.
     static func translating(_ error: any Error) -> APIError? {

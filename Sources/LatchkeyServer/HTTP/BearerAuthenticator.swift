@@ -1,23 +1,26 @@
 import Hummingbird
-import HummingbirdAuth
 
 /// Authenticates `Authorization: Bearer <token>` with ``AccessTokenVerifier``.
 ///
-/// No bearer: the request passes on unauthenticated (routes then call `requireIdentity()`).
-/// A bearer that fails verification: 401 `invalid_token` at once.
-public struct BearerAuthenticator: AuthenticatorMiddleware {
+/// No bearer: the request passes on unauthenticated (routes then call
+/// ``LatchkeyRequestContext/requireIdentity()``). A bearer that fails verification: 401 `invalid_token` at once.
+@available(LatchkeyServer 1.0, *)
+public struct BearerAuthenticator: RouterMiddleware {
     public typealias Context = LatchkeyRequestContext
     let verifier: AccessTokenVerifier
 
     /// Authenticates with `verifier` (``LatchkeyServices/verifier``).
     public init(verifier: AccessTokenVerifier) { self.verifier = verifier }
 
-    public func authenticate(request: Request, context: Context) async throws -> VerifiedToken? {
-        guard let token = request.bearerToken else { return nil }
-        return try await self.verifier.verify(token)
+    public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let token = request.bearerToken else { return try await next(request, context) }
+        var context = context
+        context.identity = try await self.verifier.verify(token)
+        return try await next(request, context)
     }
 }
 
+@available(LatchkeyServer 1.0, *)
 extension Request {
     /// The credentials of `Authorization: Bearer <token>`; the scheme is case-insensitive (RFC 7235).
     ///

@@ -3,6 +3,7 @@ import LatchkeyAPI
 import Logging
 
 /// Turns every error into the envelope; anything unexpected becomes a 500 with no detail leaked.
+@available(LatchkeyServer 1.0, *)
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {

@@ -1,9 +1,9 @@
 import Hummingbird
-import HummingbirdAuth
 import NIOCore
 
 /// The per-request context of Latchkey routes: the verified bearer token, once authenticated.
-public struct LatchkeyRequestContext: AuthRequestContext, RequestContext {
+@available(LatchkeyServer 1.0, *)
+public struct LatchkeyRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The bearer token, set by ``BearerAuthenticator`` when the request carried a valid one.
     public var identity: VerifiedToken?
@@ -14,5 +14,11 @@ public struct LatchkeyRequestContext: AuthRequestContext, RequestContext {
         self.coreContext = .init(source: source)
         self.identity = nil
         self.remoteAddress = source.channel.remoteAddress
+    }
+
+    /// The verified bearer token, or 401 `invalid_token` ("send Authorization: Bearer") when the request had none.
+    public func requireIdentity() throws -> VerifiedToken {
+        guard let identity = self.identity else { throw APIError.missingToken }
+        return identity
     }
 }

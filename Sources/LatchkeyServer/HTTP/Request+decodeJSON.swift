@@ -3,6 +3,7 @@ import Hummingbird
 import LatchkeyAPI
 import NIOCore
 
+@available(LatchkeyServer 1.0, *)
 extension Request {
     /// Decodes the JSON body as `T`, answering 413 over `limit` bytes and 400 for anything malformed.
     ///
@@ -49,6 +50,7 @@ extension Request {
 }
 
 /// Parses a UUID field, answering 400 `invalid_uuid` naming the field.
+@available(LatchkeyServer 1.0, *)
 func canonicalUUID(_ text: String, field: String) throws -> String {
     guard let canonical = UUID.canonical(text) else {
         throw APIError.badRequest("Field \"\(field)\" must be a UUID.", code: .invalidUUID)
@@ -57,6 +59,7 @@ func canonicalUUID(_ text: String, field: String) throws -> String {
 }
 
 /// A JSON response with `status`.
+@available(LatchkeyServer 1.0, *)
 func jsonResponse(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
     let encoder = JSONEncoder()
     encoder.dateEncodingStrategy = .iso8601

@@ -8,6 +8,7 @@ import Logging
 ///
 /// Logs the method, the path without its query (a WebSocket URL may carry `?token=`), the status,
 /// the duration and the request ID — never a header value or a body.
+@available(LatchkeyServer 1.0, *)
 struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
     let metrics: LatchkeyMetrics
 

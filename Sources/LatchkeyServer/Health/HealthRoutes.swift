@@ -2,6 +2,7 @@ import Hummingbird
 import LatchkeyAPI
 
 /// `GET /api/v1/health` (liveness, touches nothing) and `GET /api/v1/health/ready` (the database answers).
+@available(LatchkeyServer 1.0, *)
 struct HealthRoutes {
     let database: any LatchkeyDatabase
     static let version = "0.1.0"

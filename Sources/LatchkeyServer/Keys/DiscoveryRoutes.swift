@@ -2,6 +2,7 @@ import Hummingbird
 
 /// `GET /.well-known/jwks.json` and `GET /.well-known/openid-configuration`, so any stack can verify
 /// Latchkey tokens with a stock JWT library.
+@available(LatchkeyServer 1.0, *)
 struct DiscoveryRoutes {
     let keyRing: SigningKeyRing
     let issuer: String

@@ -5,6 +5,7 @@ import Foundation
 ///
 /// From configuration (`LATCHKEY_MASTER_KEY`, base64 of 32 bytes) or else a key file created beside
 /// the database with mode 0600. Every process sharing a database must use the same master key.
+@available(LatchkeyServer 1.0, *)
 struct MasterKey: Sendable {
     let key: SymmetricKey
 

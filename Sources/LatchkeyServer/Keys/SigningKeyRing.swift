@@ -9,6 +9,7 @@ import Synchronization
 /// The newest unretired key signs. Retired keys keep verifying, and stay in the JWKS, for
 /// `keys.retention` after retirement. Every process on one database loads the same keys; each
 /// reloads them every `keys.reload-interval` and when a token names a `kid` it does not know.
+@available(LatchkeyServer 1.0, *)
 public final class SigningKeyRing: Sendable {
     struct Snapshot: Sendable {
         let collection: JWTKeyCollection
@@ -145,6 +146,7 @@ public final class SigningKeyRing: Sendable {
 }
 
 /// Why the signing keys could not be used.
+@available(LatchkeyServer 1.0, *)
 public enum SigningKeyError: Error, CustomStringConvertible {
     case masterKeyMismatch(kid: String)
 
@@ -158,6 +160,7 @@ public enum SigningKeyError: Error, CustomStringConvertible {
 }
 
 /// One public key of the JWKS.
+@available(LatchkeyServer 1.0, *)
 public struct JSONWebKey: Codable, Sendable, Equatable {
     public var kty = "EC"
     public var crv = "P-256"
@@ -175,6 +178,7 @@ public struct JSONWebKey: Codable, Sendable, Equatable {
 }
 
 /// `{"keys": [...]}`, the signing key first, then retired keys newest first.
+@available(LatchkeyServer 1.0, *)
 public struct JSONWebKeySet: Codable, Sendable, Equatable {
     public var keys: [JSONWebKey]
 }

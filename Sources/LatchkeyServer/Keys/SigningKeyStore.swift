@@ -2,6 +2,7 @@ import Foundation
 import SQLKit
 
 /// Signing keys and server-wide settings shared by every process on the database.
+@available(LatchkeyServer 1.0, *)
 public protocol SigningKeyStore: Sendable {
     func signingKeys() async throws -> [SigningKeyRecord]
     /// Adds `key` and retires every other active key, so `key` signs from now on.
@@ -13,6 +14,7 @@ public protocol SigningKeyStore: Sendable {
     func setSetting(_ name: String, to value: String) async throws
 }
 
+@available(LatchkeyServer 1.0, *)
 extension SQLLatchkeyStore: SigningKeyStore {
     public func signingKeys() async throws -> [SigningKeyRecord] {
         try await self.database.read { sql in

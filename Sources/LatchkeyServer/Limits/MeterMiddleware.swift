@@ -1,6 +1,5 @@
 import Foundation
 import Hummingbird
-import HummingbirdAuth
 import LatchkeyAPI
 
 /// Meters the routes behind it with a configured ``Meter``, for Swift backends that embed `LatchkeyServer`.
@@ -19,6 +18,7 @@ import LatchkeyAPI
 ///     .add(middleware: MeterMiddleware(meter: "actions", services: services))
 ///     .post { request, context in … }
 /// ```
+@available(LatchkeyServer 1.0, *)
 public struct MeterMiddleware: RouterMiddleware {
     public typealias Context = LatchkeyRequestContext
     let meter: Meter

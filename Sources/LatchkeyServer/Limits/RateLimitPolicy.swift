@@ -4,6 +4,7 @@ import Foundation
 /// One limit: at most `limit` requests per rolling `window` seconds per key.
 ///
 /// A `limit` of 0 switches the policy off.
+@available(LatchkeyServer 1.0, *)
 public struct RateLimitPolicy: Sendable, Equatable {
     /// Named in bucket keys and logs.
     public var name: String
@@ -38,6 +39,7 @@ public struct RateLimitPolicy: Sendable, Equatable {
 /// share one carrier IP), `sign-in.*` (Sign in with Apple and token exchange: 30 per 300 s per client IP),
 /// `trusted-proxies` (comma-separated IP addresses whose `X-Forwarded-For` is believed).
 /// Every attempt counts, whatever its answer.
+@available(LatchkeyServer 1.0, *)
 public struct AbuseLimits: Sendable, Equatable {
     public var registerDevice = RateLimitPolicy(name: "register-device", limit: 30, window: 3600)
     public var guest = RateLimitPolicy(name: "guest", limit: 30, window: 3600)
@@ -75,6 +77,7 @@ public struct AbuseLimits: Sendable, Equatable {
 /// Keys (under `meters.`): `names` (comma-separated meter names; default `actions`), and per meter
 /// `<name>.window` (seconds, default 86400), `<name>.guest-limit`, `<name>.user-limit` (0: unlimited). The
 /// default `actions` meter allows guests `guest.max-actions-per-day` (5) a day and users any number.
+@available(LatchkeyServer 1.0, *)
 public struct Meter: Sendable, Equatable {
     public var name: String
     public var window: TimeInterval

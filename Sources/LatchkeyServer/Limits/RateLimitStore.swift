@@ -2,6 +2,7 @@ import Foundation
 import SQLKit
 
 /// The answer to one rate-limited request.
+@available(LatchkeyServer 1.0, *)
 public enum RateLimitDecision: Sendable, Equatable {
     /// Counted; `remaining` more fit in the window, which frees its oldest hit at `resetAt`.
     case allowed(hitID: String, remaining: Int, resetAt: Date)
@@ -10,6 +11,7 @@ public enum RateLimitDecision: Sendable, Equatable {
 }
 
 /// Hits per bucket in a rolling window, in the database so that every server process shares them.
+@available(LatchkeyServer 1.0, *)
 public protocol RateLimitStore: Sendable {
     /// Counts a hit in `bucket` unless `limit` hits are already in the window ending `now`; atomic, so
     /// concurrent requests can never exceed the limit.
@@ -18,6 +20,7 @@ public protocol RateLimitStore: Sendable {
     func removeHit(bucket: String, hitID: String) async throws
 }
 
+@available(LatchkeyServer 1.0, *)
 extension SQLLatchkeyStore: RateLimitStore {
     public func recordHit(bucket: String, limit: Int, window: TimeInterval, now: Date) async throws -> RateLimitDecision {
         try await self.database.transaction { sql in

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 
 /// Counts requests against rate-limit policies; knows nothing of HTTP.
+@available(LatchkeyServer 1.0, *)
 public struct RateLimiter: Sendable {
     let store: any RateLimitStore
     let clock: any WallClock

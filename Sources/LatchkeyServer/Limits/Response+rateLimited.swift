@@ -4,6 +4,7 @@ import Hummingbird
 import LatchkeyAPI
 import NIOCore
 
+@available(LatchkeyServer 1.0, *)
 extension RateLimiter {
     /// Runs `body` if `key` is within `policy`, with `X-RateLimit-Limit/Remaining/Reset` on the answer
     /// (success or error); over the limit, answers 429 `rate_limited` with `Retry-After` instead.
@@ -48,6 +49,7 @@ extension RateLimiter {
     static func seconds(until date: Date, from now: Date) -> Int { max(1, Int(date.timeIntervalSince(now).rounded(.up))) }
 }
 
+@available(LatchkeyServer 1.0, *)
 extension LatchkeyRequestContext {
     /// The client's IP address: the socket's peer, or, when the peer is a trusted proxy, the nearest address in
     /// `X-Forwarded-For` that is not one of the trusted proxies.

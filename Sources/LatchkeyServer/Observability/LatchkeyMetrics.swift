@@ -8,6 +8,7 @@ import Prometheus
 ///
 /// Each server owns its registry (rather than bootstrapping the process-wide metrics system), so
 /// several servers in one process, as in tests, keep separate counts.
+@available(LatchkeyServer 1.0, *)
 public struct LatchkeyMetrics: Sendable {
     public let registry: PrometheusCollectorRegistry
     private let factory: PrometheusMetricsFactory
@@ -48,6 +49,7 @@ public struct LatchkeyMetrics: Sendable {
     }
 }
 
+@available(LatchkeyServer 1.0, *)
 extension Duration {
     var nanoseconds: Int64 {
         let (seconds, attoseconds) = self.components

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 
 /// `GET /metrics` (Prometheus text) and `GET /openapi.json` (the API description).
+@available(LatchkeyServer 1.0, *)
 struct OperationsRoutes {
     let metrics: LatchkeyMetrics
 

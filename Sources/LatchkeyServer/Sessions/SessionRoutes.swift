@@ -1,8 +1,8 @@
 import Hummingbird
-import HummingbirdAuth
 import LatchkeyAPI
 
 /// `POST /api/v1/auth/refresh` and `POST /api/v1/auth/logout`.
+@available(LatchkeyServer 1.0, *)
 struct SessionRoutes {
     let sessions: SessionService
     let maxBodySize: Int

@@ -9,6 +9,7 @@ import Logging
 /// a token presented again within the grace window gets the session's current token of that chain
 /// (the successor its first use created, or that successor's own successor when it too was spent),
 /// while only hashes are stored. Presented again later, it revokes the whole session.
+@available(LatchkeyServer 1.0, *)
 public struct SessionService: Sendable {
     let store: any SessionStore
     let tokens: AccessTokenIssuer
@@ -114,6 +115,7 @@ public struct SessionService: Sendable {
 ///
 /// The session ID (not secret: access tokens carry it as `sid`) keys the lookup, so a session's refresh
 /// tokens sit together in one B-tree and a rotation writes one page.
+@available(LatchkeyServer 1.0, *)
 enum RefreshToken {
     static func make(sessionID: String, secret: String) -> String { sessionID + "." + secret }
 

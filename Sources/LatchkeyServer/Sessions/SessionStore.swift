@@ -2,6 +2,7 @@ import Foundation
 import SQLKit
 
 /// A session about to be created, with the hash of its first refresh token.
+@available(LatchkeyServer 1.0, *)
 public struct NewSession: Sendable {
     public var id: String
     public var userID: String
@@ -12,6 +13,7 @@ public struct NewSession: Sendable {
 }
 
 /// What presenting a refresh token did.
+@available(LatchkeyServer 1.0, *)
 public enum RefreshRotation: Sendable, Equatable {
     /// First use: the token is now spent and its successor stored.
     case rotated(SessionRecord)
@@ -24,6 +26,7 @@ public enum RefreshRotation: Sendable, Equatable {
 }
 
 /// Sessions and their refresh-token families.
+@available(LatchkeyServer 1.0, *)
 public protocol SessionStore: Sendable {
     func createSession(_ session: NewSession) async throws
     func session(id: String) async throws -> SessionRecord?
@@ -40,6 +43,7 @@ public protocol SessionStore: Sendable {
     func revokeSession(id: String, reason: String, at time: Date) async throws -> Bool
 }
 
+@available(LatchkeyServer 1.0, *)
 extension SQLLatchkeyStore: SessionStore {
     public func createSession(_ session: NewSession) async throws {
         try await self.database.transaction { sql in try await Self.insert(session, on: sql) }

@@ -15,6 +15,7 @@ import VaporCSQLite
 /// transaction). Prepared statements are cached by their SQL text.
 ///
 /// It uses the SQLite library that sqlite-nio vendors, so no system SQLite is needed.
+@available(LatchkeyServer 1.0, *)
 final class InlineSQLiteConnection: SQLDatabase, @unchecked Sendable {
     // @unchecked: `handle` and `statements` are touched only by the holder of SQLiteLatchkeyDatabase's lock.
     private var handle: OpaquePointer?

@@ -5,6 +5,7 @@ import SQLKit
 ///
 /// Each `transaction` is all-or-nothing: a thrown error rolls it back, so a request either changes
 /// everything it meant to or nothing.
+@available(LatchkeyServer 1.0, *)
 public protocol LatchkeyDatabase: Sendable {
     /// Runs `body` in one transaction.
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T
@@ -17,12 +18,14 @@ public protocol LatchkeyDatabase: Sendable {
 }
 
 /// The SQL dialects Latchkey stores speak.
+@available(LatchkeyServer 1.0, *)
 public enum DatabaseDialect: Sendable {
     case sqlite
     case postgresql
 }
 
 /// Failures of the storage layer, translated into HTTP statuses by the routes.
+@available(LatchkeyServer 1.0, *)
 public enum StoreError: Error, Equatable, CustomStringConvertible {
     /// A uniqueness rule was broken (the row exists already).
     case conflict
@@ -37,6 +40,7 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     }
 }
 
+@available(LatchkeyServer 1.0, *)
 extension LatchkeyDatabase {
     /// Succeeds when the database answers a trivial query.
     public func ping() async throws {

@@ -9,6 +9,7 @@ import SQLKit
 /// `{clustered}` marks tables keyed by text: on SQLite they are `WITHOUT ROWID`, so a row and its
 /// key live in one B-tree and an insert dirties one page instead of two. `{serial}` is an increasing
 /// integer key: SQLite's rowid alias, PostgreSQL's `BIGSERIAL`.
+@available(LatchkeyServer 1.0, *)
 enum Migrations {
     static let all: [(version: Int, statements: [String])] = [
         (

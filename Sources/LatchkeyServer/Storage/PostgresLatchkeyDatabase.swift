@@ -17,6 +17,7 @@ import Synchronization
 ///
 /// The client runs from `init` until ``close()``, so migrations and CLI commands can use it before and
 /// after `serve`'s service group; `serve` closes it only after the HTTP server has drained.
+@available(LatchkeyServer 1.0, *)
 public final class PostgresLatchkeyDatabase: LatchkeyDatabase {
     /// A `postgres://` URL, read into PostgresNIO's configuration.
     public struct Location: Sendable, CustomStringConvertible {
@@ -166,6 +167,7 @@ public final class PostgresLatchkeyDatabase: LatchkeyDatabase {
 /// Runs `operation` in a task of its own and answers within `timeout`: with its result, or with
 /// ``StoreError/unavailable(_:)`` when it takes longer (the operation is then cancelled and left to end
 /// by itself; a transaction that had not committed rolls back).
+@available(LatchkeyServer 1.0, *)
 func withDeadline<T: Sendable>(_ timeout: Duration, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
     let race = DeadlineRace<T>()
     return try await withTaskCancellationHandler {
@@ -186,6 +188,7 @@ func withDeadline<T: Sendable>(_ timeout: Duration, _ operation: @escaping @Send
 }
 
 /// Whichever of the work, the timer or cancellation comes first resumes the caller; the others are cancelled.
+@available(LatchkeyServer 1.0, *)
 private final class DeadlineRace<T: Sendable>: Sendable {
     private struct State {
         var continuation: CheckedContinuation<T, any Error>?

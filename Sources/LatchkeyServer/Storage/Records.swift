@@ -2,6 +2,7 @@ import Foundation
 import LatchkeyAPI
 
 /// A user row.
+@available(LatchkeyServer 1.0, *)
 public struct UserRecord: Sendable, Equatable {
     public var id: String
     public var kind: UserKind
@@ -9,6 +10,7 @@ public struct UserRecord: Sendable, Equatable {
 }
 
 /// A device row; the secret only as its hash.
+@available(LatchkeyServer 1.0, *)
 public struct DeviceRecord: Sendable, Equatable {
     public var id: String
     public var userID: String
@@ -18,6 +20,7 @@ public struct DeviceRecord: Sendable, Equatable {
 }
 
 /// A linked identity from an identity provider.
+@available(LatchkeyServer 1.0, *)
 public struct IdentityRecord: Sendable, Equatable {
     public var provider: String
     public var subject: String
@@ -26,6 +29,7 @@ public struct IdentityRecord: Sendable, Equatable {
 }
 
 /// A session: the family of refresh tokens that one sign-in started.
+@available(LatchkeyServer 1.0, *)
 public struct SessionRecord: Sendable, Equatable {
     public var id: String
     public var userID: String
@@ -35,6 +39,7 @@ public struct SessionRecord: Sendable, Equatable {
 }
 
 /// An access code's bookkeeping row; the code itself is a JWT whose `jti` is `id`.
+@available(LatchkeyServer 1.0, *)
 public struct AccessCodeRecord: Sendable, Equatable {
     public var id: String
     public var userID: String
@@ -45,6 +50,7 @@ public struct AccessCodeRecord: Sendable, Equatable {
 }
 
 /// A signing key: the public key in PEM, the private key sealed with the master key.
+@available(LatchkeyServer 1.0, *)
 public struct SigningKeyRecord: Sendable, Equatable {
     public var kid: String
     public var algorithm: String
@@ -55,6 +61,7 @@ public struct SigningKeyRecord: Sendable, Equatable {
 }
 
 /// Everything one account deletion removed, so caches can forget it.
+@available(LatchkeyServer 1.0, *)
 public struct DeletedUser: Sendable, Equatable {
     public var userID: String
     public var sessionIDs: [String]

@@ -4,6 +4,7 @@ import SQLKit
 /// The one SQL implementation of every store protocol, over SQLite or PostgreSQL.
 ///
 /// Each aggregate's conformance lives beside its feature (`Users/UserStore.swift`, …).
+@available(LatchkeyServer 1.0, *)
 public final class SQLLatchkeyStore: Sendable {
     let database: any LatchkeyDatabase
 
@@ -22,6 +23,7 @@ public final class SQLLatchkeyStore: Sendable {
     }
 }
 
+@available(LatchkeyServer 1.0, *)
 extension SQLRow {
     func date(_ column: String) throws -> Date {
         Date(timeIntervalSince1970: try self.decode(column: column, as: Double.self))
@@ -40,6 +42,7 @@ extension SQLRow {
     }
 }
 
+@available(LatchkeyServer 1.0, *)
 extension Date {
     /// The stored form of a time.
     var stored: Double { self.timeIntervalSince1970 }

@@ -9,6 +9,7 @@ import ServiceLifecycle
 /// A checkpoint copies committed pages into the database file and syncs it; run by the committing
 /// writer (SQLite's default), that stalls every request queued behind the write lock. A passive
 /// checkpoint here runs beside the writer instead, on a thread-pool thread, four times a second.
+@available(LatchkeyServer 1.0, *)
 public struct SQLiteCheckpointer: Service {
     let path: String
     let logger: Logger

@@ -9,6 +9,7 @@ import Synchronization
 /// other: in WAL mode a read sees every transaction committed before it began. WAL mode also lets the
 /// CLI read and write the same file while a server runs; `busy_timeout` makes either side wait for the
 /// other's short transactions instead of failing.
+@available(LatchkeyServer 1.0, *)
 public final class SQLiteLatchkeyDatabase: LatchkeyDatabase {
     private struct Guarded: Sendable {
         let connection: InlineSQLiteConnection

@@ -7,6 +7,7 @@ import Synchronization
 /// than handing it the lock: a task that is already running may take a free lock at once, so the
 /// database never sits idle while a woken waiter waits for a thread. A waiter that loses the race
 /// goes back to the front of the queue.
+@available(LatchkeyServer 1.0, *)
 final class AsyncLock: Sendable {
     private struct State {
         var locked = false

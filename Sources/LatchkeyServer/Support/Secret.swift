@@ -3,6 +3,7 @@ import ExtrasBase64
 import Foundation
 
 /// Random bearer secrets (refresh tokens, device secrets) and their stored form.
+@available(LatchkeyServer 1.0, *)
 enum Secret {
     /// 256 random bits, base64url without padding (43 characters).
     static func generate() -> String {
@@ -28,6 +29,7 @@ enum Secret {
     }
 }
 
+@available(LatchkeyServer 1.0, *)
 extension Sequence<UInt8> {
     var hexString: String {
         self.map { byte in
@@ -37,6 +39,7 @@ extension Sequence<UInt8> {
     }
 }
 
+@available(LatchkeyServer 1.0, *)
 extension Data {
     /// Base64url without padding (RFC 4648 §5).
     func base64URLEncodedString() -> String {

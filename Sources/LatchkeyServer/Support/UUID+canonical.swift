@@ -1,5 +1,6 @@
 import Foundation
 
+@available(LatchkeyServer 1.0, *)
 extension UUID {
     /// Parses a UUID string and returns its canonical lowercase form, or nil when it is not a UUID.
     ///

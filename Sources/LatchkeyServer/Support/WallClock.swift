@@ -2,18 +2,21 @@ import Foundation
 import Synchronization
 
 /// Where the server reads the current time. Injected so tests can move time without sleeping.
+@available(LatchkeyServer 1.0, *)
 public protocol WallClock: Sendable {
     /// The current instant.
     func now() -> Date
 }
 
 /// The system's clock.
+@available(LatchkeyServer 1.0, *)
 public struct SystemClock: WallClock {
     public init() {}
     public func now() -> Date { Date() }
 }
 
 /// A clock that only moves when told to; for tests and simulations.
+@available(LatchkeyServer 1.0, *)
 public final class ManualClock: WallClock {
     private let current: Mutex<Date>
 

@@ -2,6 +2,7 @@ import Foundation
 import LatchkeyAPI
 
 /// Mints Latchkey access tokens (sessions, guests, access codes) with the active signing key.
+@available(LatchkeyServer 1.0, *)
 public struct AccessTokenIssuer: Sendable {
     let keyRing: SigningKeyRing
     let issuer: String

@@ -9,6 +9,7 @@ import Logging
 /// (ES256 with a `kid`, so `alg: none` and algorithm swaps never reach a key), the signature verified,
 /// the claims checked against the injected clock, and the session or access code looked up so that a
 /// revoked one is refused.
+@available(LatchkeyServer 1.0, *)
 public final class AccessTokenVerifier: Sendable {
     let keyRing: SigningKeyRing
     let cache: TokenVerificationCache

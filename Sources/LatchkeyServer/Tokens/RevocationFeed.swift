@@ -10,6 +10,7 @@ import Synchronization
 /// feed every `revocations.poll-interval` seconds (default 1), which bounds how long a session
 /// revoked elsewhere stays usable here. Access codes are checked against the database on every use,
 /// so their revocation is immediate everywhere.
+@available(LatchkeyServer 1.0, *)
 public final class RevocationFeed: Service, Sendable {
     let store: any RevocationStore
     let cache: TokenVerificationCache

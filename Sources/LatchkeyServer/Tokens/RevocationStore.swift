@@ -2,12 +2,14 @@ import Foundation
 import SQLKit
 
 /// What a revocation covers: one session's tokens, or every token of a user.
+@available(LatchkeyServer 1.0, *)
 public enum RevocationScope: String, Sendable {
     case session
     case user
 }
 
 /// One entry of the revocation feed.
+@available(LatchkeyServer 1.0, *)
 public struct RevocationEvent: Sendable, Equatable {
     public var sequence: Int
     public var scope: RevocationScope
@@ -16,6 +18,7 @@ public struct RevocationEvent: Sendable, Equatable {
 
 /// The revocation feed: every process appends what it revokes, in the same transaction as the
 /// revocation, and every server process reads what others appended to clear its verification cache.
+@available(LatchkeyServer 1.0, *)
 public protocol RevocationStore: Sendable {
     /// The newest sequence number, or 0.
     func latestRevocationSequence() async throws -> Int
@@ -25,6 +28,7 @@ public protocol RevocationStore: Sendable {
     func pruneRevocations(before time: Date) async throws
 }
 
+@available(LatchkeyServer 1.0, *)
 extension SQLLatchkeyStore: RevocationStore {
     public func latestRevocationSequence() async throws -> Int {
         try await self.database.read { sql in

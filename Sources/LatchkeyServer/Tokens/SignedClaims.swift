@@ -5,6 +5,7 @@ import LatchkeyAPI
 ///
 /// `verify(using:)` checks nothing: jwt-kit would read the system clock, so the time and audience
 /// checks happen in ``AccessTokenVerifier`` against the injected clock.
+@available(LatchkeyServer 1.0, *)
 struct SignedClaims: JWTPayload {
     var claims: AccessTokenClaims
 

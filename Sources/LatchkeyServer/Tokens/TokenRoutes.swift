@@ -1,8 +1,8 @@
 import Hummingbird
-import HummingbirdAuth
 import LatchkeyAPI
 
 /// `GET /api/v1/validate-token`: `{valid: true, sub, exp, kind}`, or 401 `{valid: false, error}`.
+@available(LatchkeyServer 1.0, *)
 struct TokenRoutes {
     let verifier: AccessTokenVerifier
 

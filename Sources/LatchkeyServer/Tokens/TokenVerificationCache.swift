@@ -8,6 +8,7 @@ import Synchronization
 /// verification per live token). An entry is trusted until the earlier of the token's `exp` and
 /// `ceiling` after it was verified; logout, reuse detection, code revocation and account deletion
 /// drop the entries they concern at once.
+@available(LatchkeyServer 1.0, *)
 final class TokenVerificationCache: Sendable {
     private struct Entry {
         let token: VerifiedToken

@@ -2,6 +2,7 @@ import Foundation
 import LatchkeyAPI
 
 /// A bearer token that passed every check: signature, issuer, audience, time and revocation.
+@available(LatchkeyServer 1.0, *)
 public struct VerifiedToken: Sendable, Equatable {
     public let claims: AccessTokenClaims
     /// For a token of a configured identity provider (``TokenKind/external``): the provider's name…
@@ -23,6 +24,7 @@ public struct VerifiedToken: Sendable, Equatable {
 }
 
 /// Why a bearer token was refused. The message is safe to show: it never quotes the token.
+@available(LatchkeyServer 1.0, *)
 public enum TokenRejection: Error, Equatable, CustomStringConvertible {
     case malformed
     case unsupportedAlgorithm

@@ -1,8 +1,8 @@
 import Hummingbird
-import HummingbirdAuth
 import LatchkeyAPI
 
 /// `POST /api/v1/users/register` and the profile at `GET /api/v1/users/me` and `GET /api/v1/auth/me`.
+@available(LatchkeyServer 1.0, *)
 struct UserRoutes {
     let users: UserService
     let maxBodySize: Int

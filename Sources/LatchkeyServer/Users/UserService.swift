@@ -2,6 +2,7 @@ import Foundation
 import LatchkeyAPI
 
 /// Users: registration by device UUID, profiles, and the support commands.
+@available(LatchkeyServer 1.0, *)
 public struct UserService: Sendable {
     let store: any UserStore
     let budgets: BudgetService

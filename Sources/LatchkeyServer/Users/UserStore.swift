@@ -3,6 +3,7 @@ import LatchkeyAPI
 import SQLKit
 
 /// Users and what hangs off them.
+@available(LatchkeyServer 1.0, *)
 public protocol UserStore: Sendable {
     /// Creates the user unless it exists; returns whether this call created it.
     func registerUser(id: String, kind: UserKind, at time: Date) async throws -> Bool
@@ -16,6 +17,7 @@ public protocol UserStore: Sendable {
     func deleteUser(id: String, at time: Date) async throws -> DeletedUser?
 }
 
+@available(LatchkeyServer 1.0, *)
 extension SQLLatchkeyStore: UserStore {
     public func registerUser(id: String, kind: UserKind, at time: Date) async throws -> Bool {
         try await self.database.transaction { sql in

@@ -12,11 +12,13 @@ import FoundationNetworking
 /// seed 001 (Photolala: Apple → our own user UUID), linking an anonymous device user, and seed 004 (SabaiPics:
 /// a real Clerk-shaped session token as the Bearer).
 @Suite(.enabled(
-    if: ProcessInfo.processInfo.environment["LATCHKEY_TEST_IDP_URL"] != nil,
+    if: !(ProcessInfo.processInfo.environment["LATCHKEY_TEST_IDP_URL"] ?? "").isEmpty,
     "LATCHKEY_TEST_IDP_URL is not set, so there is no Apple/Clerk peer (scripts/test starts Tests/interop/idp_peer.py)"))
 struct FederationEndToEndTests {
+    @available(LatchkeyServer 1.0, *)
     static var peer: String { ProcessInfo.processInfo.environment["LATCHKEY_TEST_IDP_URL"] ?? "" }
 
+    @available(LatchkeyServer 1.0, *)
     static func mint(_ path: String, claims: [String: Any]) async throws -> String {
         var request = URLRequest(url: URL(string: Self.peer + path)!)
         request.httpMethod = "POST"
@@ -26,6 +28,7 @@ struct FederationEndToEndTests {
         return try #require((try JSONSerialization.jsonObject(with: data) as? [String: Any])?["token"] as? String)
     }
 
+    @available(LatchkeyServer 1.0, *)
     static func configure(_ configuration: inout LatchkeyConfiguration) {
         configuration.apple.clientIDs = ["com.example.app"]
         configuration.apple.jwksURL = "\(Self.peer)/auth/keys"
@@ -35,11 +38,13 @@ struct FederationEndToEndTests {
     }
 
     /// An Apple identity token for `subject` carrying `nonce`'s hash, valid on `server`'s clock.
+    @available(LatchkeyServer 1.0, *)
     static func appleToken(subject: String, nonce: AppleNonce, server: LiveServer) async throws -> String {
         let now = Int(server.clock.now().timeIntervalSince1970)
         return try await Self.mint("/test/mint/apple", claims: ["sub": subject, "nonce": nonce.sha256, "iat": now, "exp": now + 600])
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func photolalaAppleSignInGivesOurOwnUserIDAndAReinstallGetsTheSameOne() async throws {
         try await LiveServer.run(configure: Self.configure) { server in
             let subject = "001234.\(UUID().uuidString).0001"
@@ -60,6 +65,7 @@ struct FederationEndToEndTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func anAnonymousDeviceUserLinksAppleAndKeepsItsID() async throws {
         try await LiveServer.run(configure: Self.configure) { server in
             let app = AppInstall(server: server)
@@ -84,6 +90,7 @@ struct FederationEndToEndTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     @Test func sabaiPicsSendsARealClerkTokenAsTheBearer() async throws {
         try await LiveServer.run(configure: Self.configure) { server in
             let now = Int(server.clock.now().timeIntervalSince1970)

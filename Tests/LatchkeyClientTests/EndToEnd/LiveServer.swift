@@ -9,6 +9,7 @@ import Logging
 
 /// A Latchkey server on an ephemeral 127.0.0.1 port over a fresh SQLite file, with a manual clock, plus one extra
 /// route (`GET /api/v1/assets/echo`) that records the credentials each request carried, as an app's asset backend would see them.
+@available(LatchkeyServer 1.0, *)
 struct LiveServer: Sendable {
     let services: LatchkeyServices
     let clock: ManualClock
@@ -58,6 +59,7 @@ struct LiveServer: Sendable {
 }
 
 /// The credentials requests to the echo route carried.
+@available(LatchkeyServer 1.0, *)
 final class SeenHeaders: @unchecked Sendable {
     struct Seen: Equatable {
         var authorization: String?
@@ -71,6 +73,7 @@ final class SeenHeaders: @unchecked Sendable {
 }
 
 /// URLSession, with every request path counted.
+@available(LatchkeyServer 1.0, *)
 final class CountingTransport: HTTPTransport, @unchecked Sendable {
     private let inner = URLSessionTransport()
     private let lock = NSLock()
@@ -85,6 +88,7 @@ final class CountingTransport: HTTPTransport, @unchecked Sendable {
 }
 
 /// One installed app's persistent state (its Keychain and UserDefaults) and clock; each `launch()` is a new process.
+@available(LatchkeyServer 1.0, *)
 struct AppInstall {
     let store = InMemorySecureStore()
     let defaults = InMemoryKeyValueStore()

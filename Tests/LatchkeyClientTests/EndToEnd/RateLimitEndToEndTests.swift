@@ -6,6 +6,7 @@ import Testing
 
 /// The server's 429 reaches the app as `LatchkeyError.rateLimited` with the headers' numbers, and as an event.
 @Suite struct RateLimitEndToEndTests {
+    @available(LatchkeyServer 1.0, *)
     @Test func aRateLimitedRegistrationSurfacesRateLimitInfoAsAnErrorAndAnEvent() async throws {
         var limits = AbuseLimits.off
         limits.registerDevice.limit = 1

@@ -9,6 +9,7 @@ import Testing
 @Suite struct SeedFlowTests {
     /// Seed 000 (Stori): register the device UUID → support issues an access code with the `latchkey` CLI →
     /// validate and store → me → asset requests carry X-Device-ID and no Authorization header.
+    @available(LatchkeyServer 1.0, *)
     @Test func stori() async throws {
         // The CLI runs on the system clock; the server's manual clock starts there too.
         try await LiveServer.run(clock: ManualClock(start: Date())) { server in
@@ -44,6 +45,7 @@ import Testing
     }
 
     /// Seed 002 (Mystica): register-device → relaunch bootstraps → expiry → refresh → logout → relaunch is signed out.
+    @available(LatchkeyServer 1.0, *)
     @Test func mystica() async throws {
         try await LiveServer.run { server in
             let app = AppInstall(server: server)
@@ -77,6 +79,7 @@ import Testing
 
     /// A token the server expired while the app's clock did not move: 401 → one refresh → retry, and N concurrent
     /// requests share that one refresh.
+    @available(LatchkeyServer 1.0, *)
     @Test func serverSideExpiryIsHealedByOneRefresh() async throws {
         try await LiveServer.run { server in
             let app = AppInstall(server: server)
@@ -94,6 +97,7 @@ import Testing
 
     /// Two processes holding the same refresh token both refresh: the server's grace window answers the loser
     /// with the chain's current token, and nobody is signed out.
+    @available(LatchkeyServer 1.0, *)
     @Test func losingARefreshRaceOnTheServerDoesNotSignOut() async throws {
         try await LiveServer.run { server in
             let app = AppInstall(server: server)
@@ -110,6 +114,7 @@ import Testing
     }
 
     /// Seed 004 (SabaiPics): an external provider's token is sent as the Bearer (a Latchkey token stands in for Clerk's here).
+    @available(LatchkeyServer 1.0, *)
     @Test func sabaiPics() async throws {
         try await LiveServer.run { server in
             let identityProvider = AppInstall(server: server)
@@ -127,6 +132,7 @@ import Testing
 
     /// Seed 003 (hairstyle app): continue as guest → guest requests carry the bearer and X-Device-ID → a relaunch
     /// restores the guest → once the token is within the 5-minute clock-skew buffer of expiry, launch clears it.
+    @available(LatchkeyServer 1.0, *)
     @Test func hairstyleGuest() async throws {
         try await LiveServer.run { server in
             let app = AppInstall(server: server)

@@ -2,8 +2,10 @@ import Foundation
 import LatchkeyTestSupport
 
 /// What one run of the `latchkey` executable printed and how it exited.
+@available(LatchkeyServer 1.0, *)
 typealias CLIRun = ProcessResult
 
+@available(LatchkeyServer 1.0, *)
 extension ProcessResult {
     /// The tab-separated rows a `list` command prints under its header line.
     var tableRows: [[String]] {
@@ -12,6 +14,7 @@ extension ProcessResult {
 }
 
 /// Runs the real, built `latchkey` executable as a separate process, the way support staff do.
+@available(LatchkeyServer 1.0, *)
 enum LatchkeyCLI {
     /// The built executable; a test that needs it fails (never skips) when it is missing.
     static func executable() throws -> URL { try ProcessRunner.executable(named: "latchkey") }
@@ -36,6 +39,7 @@ enum LatchkeyCLI {
     static func waitForExit(_ pid: pid_t) async -> Int32 { await ProcessRunner.waitForExit(pid, timeout: .seconds(60)) }
 }
 
+@available(LatchkeyServer 1.0, *)
 extension TestServer {
     /// Runs `latchkey <arguments> --database <this server's database>` with this server's master key.
     func cli(_ arguments: String...) async throws -> CLIRun {

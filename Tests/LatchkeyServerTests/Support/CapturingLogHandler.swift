@@ -3,6 +3,7 @@ import Logging
 import Synchronization
 
 /// One log message as a server emitted it, with its metadata (the logger's own, the provider's and the call's).
+@available(LatchkeyServer 1.0, *)
 struct CapturedLogLine: Sendable {
     let level: Logger.Level
     let message: String
@@ -18,6 +19,7 @@ struct CapturedLogLine: Sendable {
 }
 
 /// Every line logged through the loggers a ``CapturingLogHandler`` made, in order; safe from any thread.
+@available(LatchkeyServer 1.0, *)
 final class LogCapture: Sendable {
     private let storage = Mutex<[CapturedLogLine]>([])
 
@@ -34,6 +36,7 @@ final class LogCapture: Sendable {
 }
 
 /// A `LogHandler` that records instead of printing.
+@available(LatchkeyServer 1.0, *)
 struct CapturingLogHandler: LogHandler {
     let capture: LogCapture
     var metadata: Logger.Metadata = [:]

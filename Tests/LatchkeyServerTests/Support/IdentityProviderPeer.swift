@@ -10,6 +10,7 @@ import FoundationNetworking
 /// `Tests/interop/idp_peer.py`, a local stand-in for Apple's Sign in with Apple endpoints and a Clerk
 /// issuer, which `scripts/test` starts and names in `LATCHKEY_TEST_IDP_URL`. Real HTTP, never a mock
 /// inside the process.
+@available(LatchkeyServer 1.0, *)
 enum IdentityProviderPeer {
     static var url: String? {
         ProcessInfo.processInfo.environment["LATCHKEY_TEST_IDP_URL"].flatMap { $0.isEmpty ? nil : $0 }
@@ -84,6 +85,7 @@ enum IdentityProviderPeer {
     }
 }
 
+@available(LatchkeyServer 1.0, *)
 extension TestServer {
     /// A server with Sign in with Apple (client IDs `com.example.app`, `com.example.web`, with the peer's
     /// developer key) and the provider `clerk` pointed at the peer; `tag` names its JWKS fetches.

@@ -5,6 +5,7 @@ import SQLKit
 import Testing
 
 /// The databases the tests run on.
+@available(LatchkeyServer 1.0, *)
 enum TestBackend: String, CaseIterable, CustomStringConvertible, Sendable {
     case sqlite
     case postgresql
@@ -20,6 +21,7 @@ enum TestBackend: String, CaseIterable, CustomStringConvertible, Sendable {
 
 /// The PostgreSQL the tests may use: `LATCHKEY_TEST_POSTGRES_URL`, a throwaway database (`scripts/test`
 /// starts a cluster and sets it). Each test gets a schema of its own in it.
+@available(LatchkeyServer 1.0, *)
 enum TestPostgres {
     static var url: String? {
         ProcessInfo.processInfo.environment["LATCHKEY_TEST_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
@@ -53,6 +55,7 @@ enum TestPostgres {
     }
 }
 
+@available(LatchkeyServer 1.0, *)
 extension TestBackend {
     /// A `database` setting for a fresh, empty database of this kind (`directory` holds SQLite's file).
     func freshDatabase(in directory: URL) async throws -> String {

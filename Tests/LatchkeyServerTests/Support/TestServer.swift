@@ -7,6 +7,7 @@ import Logging
 import NIOCore
 
 /// How a test reaches the server: straight into the router, or over a real socket on 127.0.0.1.
+@available(LatchkeyServer 1.0, *)
 enum Transport: String, CaseIterable, CustomStringConvertible, Sendable {
     case router
     case live
@@ -17,6 +18,7 @@ enum Transport: String, CaseIterable, CustomStringConvertible, Sendable {
 
 /// A Latchkey server over a fresh database — an SQLite file in a temporary directory, or a schema of its
 /// own on the test PostgreSQL (``TestBackend/general``) — with a manual clock.
+@available(LatchkeyServer 1.0, *)
 struct TestServer: Sendable {
     static let issuer = "http://latchkey.test"
     static let masterKey = Data(repeating: 7, count: 32).base64EncodedString()
@@ -78,6 +80,7 @@ struct TestServer: Sendable {
 }
 
 /// Runs `body` against a fresh server.
+@available(LatchkeyServer 1.0, *)
 func withServer<T: Sendable>(
     _ transport: Transport, configure: (inout LatchkeyConfiguration) -> Void = { _ in },
     _ body: @Sendable (any TestClientProtocol, TestServer) async throws -> T
@@ -86,6 +89,7 @@ func withServer<T: Sendable>(
     return try await server.test(transport) { client in try await body(client, server) }
 }
 
+@available(LatchkeyServer 1.0, *)
 extension TestClientProtocol {
     /// Sends `body` (an Encodable, or a raw JSON string) and returns the response.
     func send(
@@ -110,6 +114,7 @@ extension TestClientProtocol {
     }
 }
 
+@available(LatchkeyServer 1.0, *)
 extension TestResponse {
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
         let decoder = JSONDecoder()
@@ -123,6 +128,7 @@ extension TestResponse {
     var text: String { String(buffer: self.body) }
 }
 
+@available(LatchkeyServer 1.0, *)
 struct TestFailure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }

@@ -8,6 +8,7 @@ import Testing
 // Tools to take Latchkey tokens apart and to forge the tokens an attacker would try (HMACs from swift-crypto).
 
 /// Base64url without padding (RFC 7515 §2).
+@available(LatchkeyServer 1.0, *)
 enum Base64URL {
     static func encode(_ data: Data) -> String {
         data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
@@ -24,6 +25,7 @@ enum Base64URL {
 }
 
 /// The JOSE header of a compact JWS.
+@available(LatchkeyServer 1.0, *)
 struct JWTHeader: Codable, Equatable {
     var alg: String
     var typ: String?
@@ -31,6 +33,7 @@ struct JWTHeader: Codable, Equatable {
 }
 
 /// A compact JWS (`header.payload.signature`), segment by segment.
+@available(LatchkeyServer 1.0, *)
 struct CompactJWT: CustomStringConvertible {
     var header: String
     var payload: String
@@ -63,6 +66,7 @@ struct CompactJWT: CustomStringConvertible {
 }
 
 /// The forgeries: each returns a token an honest Latchkey server must refuse.
+@available(LatchkeyServer 1.0, *)
 enum Forge {
     /// The header of `token`.
     static func header(of token: String) throws -> JWTHeader { try CompactJWT(token).decodedHeader() }
@@ -117,6 +121,7 @@ enum Forge {
 }
 
 /// The public forms of an EC P-256 key an attacker could try as an HMAC secret.
+@available(LatchkeyServer 1.0, *)
 struct PublicKeyForms {
     let jwk: JSONWebKey
 
@@ -160,6 +165,7 @@ struct PublicKeyForms {
 
 // MARK: - HTTP helpers shared by the token suites
 
+@available(LatchkeyServer 1.0, *)
 extension TestClientProtocol {
     /// Registers `deviceID` again with its secret: a second session of the same user.
     func registerAgain(_ first: TokenPairResponse) async throws -> TokenPairResponse {
@@ -197,6 +203,7 @@ extension TestClientProtocol {
 }
 
 /// The sum of the samples of `name` (with any labels containing every one of `labels`), or nil when absent.
+@available(LatchkeyServer 1.0, *)
 func metricValue(_ name: String, labels: [String] = [], in exposition: String) -> Double? {
     let samples = exposition.split(separator: "\n").filter { line in
         guard !line.hasPrefix("#") else { return false }
@@ -208,6 +215,7 @@ func metricValue(_ name: String, labels: [String] = [], in exposition: String) -
 }
 
 /// Expects `response` to be a 401 carrying `WWW-Authenticate: Bearer …`.
+@available(LatchkeyServer 1.0, *)
 func expectUnauthorized(_ response: TestResponse, code: ErrorCode = .invalidToken, sourceLocation: SourceLocation = #_sourceLocation) {
     #expect(response.status == .unauthorized, sourceLocation: sourceLocation)
     #expect(response.headers[.wwwAuthenticate]?.hasPrefix("Bearer") == true, sourceLocation: sourceLocation)
@@ -216,6 +224,7 @@ func expectUnauthorized(_ response: TestResponse, code: ErrorCode = .invalidToke
 
 /// Expects `token` to be refused by `validate-token` (401 `{valid: false}` with `invalid_token`, RFC 6750 header)
 /// and by `users/me` (401 envelope).
+@available(LatchkeyServer 1.0, *)
 func expectRefused(_ token: String, by client: some TestClientProtocol, sourceLocation: SourceLocation = #_sourceLocation) async throws {
     let validation = try await client.validate(token)
     #expect(validation.status == .unauthorized, sourceLocation: sourceLocation)
@@ -228,6 +237,7 @@ func expectRefused(_ token: String, by client: some TestClientProtocol, sourceLo
 }
 
 /// Expects `token` to be accepted by `validate-token` and `users/me`.
+@available(LatchkeyServer 1.0, *)
 func expectAccepted(_ token: String, by client: some TestClientProtocol, sourceLocation: SourceLocation = #_sourceLocation) async throws {
     #expect(try await client.validate(token).status == .ok, sourceLocation: sourceLocation)
     #expect(try await client.me(token).status == .ok, sourceLocation: sourceLocation)
