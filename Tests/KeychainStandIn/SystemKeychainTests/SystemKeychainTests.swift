@@ -1,0 +1,88 @@
+// Run by scripts/check-keychain: the SDK compiled with `canImport(Security)` true, against the stand-in
+// Security module, so the Apple-only `SystemKeychain` and `KeychainStore(service:account:)` build and run.
+import Foundation
+import LatchkeyClient
+import Security
+import Testing
+
+@Suite(.serialized)
+struct SystemKeychainTests {
+    static let service = "com.example.app"
+
+    static func credentials(token: String) -> StoredCredentials {
+        StoredCredentials(
+            deviceID: UUID(), deviceSecret: "s3cret",
+            session: StoredSession(
+                kind: .session, userID: "u", sessionID: "sid", accessToken: token,
+                accessTokenExpiresAt: Date(timeIntervalSince1970: 1_800_000_900), refreshToken: "ref"))
+    }
+
+    @Test func savesLoadsUpdatesAndRemovesOneGenericPasswordItem() throws {
+        StandInKeychain.shared.reset()
+        let store = KeychainStore(service: Self.service)
+        #expect(try store.load() == nil)
+
+        let first = Self.credentials(token: "first")
+        try store.save(first)
+        #expect(try store.load() == first)
+        let item = try #require(StandInKeychain.shared.item(service: Self.service, account: store.account))
+        #expect(item.accessibility == kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly as String)
+
+        // The second save meets errSecDuplicateItem and updates the item instead.
+        let second = Self.credentials(token: "second")
+        try store.save(second)
+        #expect(try store.load() == second)
+
+        try store.removeAll()
+        #expect(try store.load() == nil)
+        #expect(StandInKeychain.shared.item(service: Self.service, account: store.account) == nil)
+        try store.removeAll()  // nothing to remove is not an error
+    }
+
+    @Test func aLockedKeychainIsUnavailableNotSignedOut() throws {
+        StandInKeychain.shared.reset()
+        let store = KeychainStore(service: Self.service)
+        try store.save(Self.credentials(token: "kept"))
+        StandInKeychain.shared.isLocked = true
+        defer { StandInKeychain.shared.reset() }
+
+        #expect(throws: SecureStoreError.unavailable("the Keychain is locked until the device is unlocked")) { try store.load() }
+        #expect(throws: SecureStoreError.unavailable("the Keychain is locked until the device is unlocked")) {
+            try store.save(Self.credentials(token: "new"))
+        }
+        StandInKeychain.shared.isLocked = false
+        #expect(try store.load()?.session?.accessToken == "kept")
+    }
+
+    @Test func noKeychainIsUnavailable() throws {
+        StandInKeychain.shared.reset()
+        StandInKeychain.shared.isUnavailable = true
+        defer { StandInKeychain.shared.reset() }
+        #expect(throws: SecureStoreError.unavailable("no Keychain is available")) { try KeychainStore(service: Self.service).load() }
+    }
+
+    @Test func twoAccountsAreTwoItems() throws {
+        StandInKeychain.shared.reset()
+        let app = KeychainStore(service: Self.service)
+        let other = KeychainStore(service: Self.service, account: "other")
+        try app.save(Self.credentials(token: "app"))
+        #expect(try other.load() == nil)
+        try other.save(Self.credentials(token: "other"))
+        #expect(try app.load()?.session?.accessToken == "app")
+    }
+
+    @Test func systemKeychainAnswersEachStatusAsTheStoreExpects() {
+        StandInKeychain.shared.reset()
+        let keychain = SystemKeychain()
+        let item = KeychainItem(service: Self.service, account: "a", data: Data([1]), accessibility: .afterFirstUnlockThisDeviceOnly)
+        #expect(keychain.copyData(service: Self.service, account: "a").status == .itemNotFound)
+        #expect(keychain.add(item) == .success)
+        #expect(keychain.add(item) == .duplicateItem)
+        #expect(keychain.update(service: Self.service, account: "a", data: Data([2])) == .success)
+        let read = keychain.copyData(service: Self.service, account: "a")
+        #expect(read.status == .success && read.data == Data([2]))
+        #expect(keychain.delete(service: Self.service, account: "a") == .success)
+        #expect(keychain.delete(service: Self.service, account: "a") == .itemNotFound)
+        #expect(keychain.update(service: Self.service, account: "a", data: Data([3])) == .itemNotFound)
+    }
+}
