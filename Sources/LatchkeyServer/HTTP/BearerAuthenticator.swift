@@ -12,6 +12,7 @@ public struct BearerAuthenticator: RouterMiddleware {
     /// Authenticates with `verifier` (``LatchkeyServices/verifier``).
     public init(verifier: AccessTokenVerifier) { self.verifier = verifier }
 
+    /// Verifies the bearer, when there is one, and hands the request on with ``LatchkeyRequestContext/identity`` set.
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let token = request.bearerToken else { return try await next(request, context) }
         var context = context
