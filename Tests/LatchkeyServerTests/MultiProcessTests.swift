@@ -217,7 +217,8 @@ struct LatchkeyProcess: Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let environment = [
             "LATCHKEY_MASTER_KEY": TestServer.masterKey, "LATCHKEY_LIMITS_REGISTER_DEVICE_LIMIT": "0", "LATCHKEY_LIMITS_GUEST_LIMIT": "0",
-            "LATCHKEY_LIMITS_REFRESH_LIMIT": "0", "LATCHKEY_LIMITS_ACCESS_CODE_EXCHANGE_LIMIT": "0", "LATCHKEY_LOG_LEVEL": "warning",
+            "LATCHKEY_LIMITS_REFRESH_LIMIT": "0", "LATCHKEY_LIMITS_REFRESH_FAILURES_LIMIT": "0", "LATCHKEY_LIMITS_ACCESS_CODE_EXCHANGE_LIMIT": "0",
+            "LATCHKEY_LOG_LEVEL": "warning",
         ].merging(extra) { $1 }
         let pid = try ProcessRunner.spawn(
             try LatchkeyCLI.executable(),

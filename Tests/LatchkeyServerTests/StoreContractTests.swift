@@ -582,6 +582,17 @@ extension StoreContract {
             #expect(again.resetAt == at(61))
             #expect(try await store.recordHit(bucket: bucket, limit: 2, window: 60, now: at(7)) == .denied(resetAt: at(61)))
         },
+        StoreContract("rate limits: hits counts the window's hits and its oldest without recording one") { store async throws in
+            let bucket = "failures " + newID()
+            #expect(try await store.hits(bucket: bucket, window: 60, now: at(0)) == (0, nil))
+            for second in [0.0, 10.0] { _ = try await store.recordHit(bucket: bucket, limit: 5, window: 60, now: at(second)) }
+            for _ in 0..<3 { #expect(try await store.hits(bucket: bucket, window: 60, now: at(30)) == (2, at(0))) }
+            // At +60s the hit of +0s has left the window.
+            #expect(try await store.hits(bucket: bucket, window: 60, now: at(60)) == (1, at(10)))
+            #expect(try await store.hits(bucket: "other " + newID(), window: 60, now: at(30)) == (0, nil))
+            // Reading recorded nothing: three more hits fit under a limit of 5.
+            #expect(try await store.recordHit(bucket: bucket, limit: 5, window: 60, now: at(30)).remaining == 2)
+        },
         StoreContract("rate limits (concurrent): 30 hits at once with limit 5 allow exactly 5") { store async throws in
             let bucket = "burst " + newID()
             let decisions = try await concurrently(30) { _ in

@@ -11,7 +11,7 @@ public struct RateLimitPolicy: Sendable, Equatable {
     public var limit: Int
     /// Seconds; the window rolls (a hit stops counting `window` seconds after it was made).
     public var window: TimeInterval
-    /// Meters count only requests answered 2xx; abuse limits count every attempt.
+    /// Meters and refreshes per session count only requests answered 2xx; abuse limits count every attempt.
     public var countsOnlySuccesses: Bool
 
     public init(name: String, limit: Int, window: TimeInterval, countsOnlySuccesses: Bool = false) {
@@ -35,16 +35,25 @@ public struct RateLimitPolicy: Sendable, Equatable {
 ///
 /// Keys (under `limits.`): `register-device.limit`/`.window` (default 30 per 3600 s per client IP),
 /// `guest.*` (30 per 3600 s per client IP — Supabase's default for anonymous sign-ins),
-/// `access-code-exchange.*` (30 per 300 s per client IP), `refresh.*` (30 per 300 s per session: many phones
-/// share one carrier IP), `sign-in.*` (Sign in with Apple and token exchange: 30 per 300 s per client IP),
-/// `trusted-proxies` (comma-separated IP addresses whose `X-Forwarded-For` is believed).
-/// Every attempt counts, whatever its answer.
+/// `access-code-exchange.*` (30 per 300 s per client IP), `refresh.*` (30 successful refreshes per 300 s per
+/// session: many phones share one carrier IP), `refresh-failures.*` (60 failed refreshes per 300 s per client
+/// IP), `sign-in.*` (Sign in with Apple and token exchange: 30 per 300 s per client IP), `trusted-proxies`
+/// (comma-separated IP addresses whose `X-Forwarded-For` is believed).
+/// Every attempt counts, whatever its answer, except on refresh (see ``refresh`` and ``refreshFailures``).
 @available(LatchkeyServer 1.0, *)
 public struct AbuseLimits: Sendable, Equatable {
     public var registerDevice = RateLimitPolicy(name: "register-device", limit: 30, window: 3600)
     public var guest = RateLimitPolicy(name: "guest", limit: 30, window: 3600)
     public var accessCodeExchange = RateLimitPolicy(name: "access-code-exchange", limit: 30, window: 300)
-    public var refresh = RateLimitPolicy(name: "refresh", limit: 30, window: 300)
+    /// Successful refreshes per session. Only successes count: the session ID is no secret (it is every access
+    /// token's `sid`), so counting attempts would let anyone lock a user out with made-up refresh tokens.
+    public var refresh = RateLimitPolicy(name: "refresh", limit: 30, window: 300, countsOnlySuccesses: true)
+    /// Failed refreshes (malformed, unknown, expired, revoked or reused tokens) per client IP. Generous, because
+    /// a carrier NAT puts thousands of phones behind one address and some of their sessions will have been
+    /// revoked (such an app fails once, then signs in again); yet it holds someone hammering from one address
+    /// to 12 tries a minute, on average, that reach the session store. Over the limit a token this server
+    /// issued is still tried, so the address's real users keep refreshing: see `RateLimiter.limitingFailures`.
+    public var refreshFailures = RateLimitPolicy(name: "refresh-failures", limit: 60, window: 300)
     /// `POST /api/v1/auth/apple` and `POST /api/v1/auth/token-exchange`, which may create users.
     public var signIn = RateLimitPolicy(name: "sign-in", limit: 30, window: 300)
     /// Peers whose `X-Forwarded-For` header names the client; nobody else's is believed.
@@ -55,7 +64,9 @@ public struct AbuseLimits: Sendable, Equatable {
     /// No abuse limits at all (benchmarks, tests of other features).
     public static var off: AbuseLimits {
         var limits = AbuseLimits()
-        for keyPath in [\AbuseLimits.registerDevice, \.guest, \.accessCodeExchange, \.refresh, \.signIn] { limits[keyPath: keyPath].limit = 0 }
+        for keyPath in [\AbuseLimits.registerDevice, \.guest, \.accessCodeExchange, \.refresh, \.refreshFailures, \.signIn] {
+            limits[keyPath: keyPath].limit = 0
+        }
         return limits
     }
 
@@ -65,6 +76,7 @@ public struct AbuseLimits: Sendable, Equatable {
         self.guest = defaults.guest.reading(reader)
         self.accessCodeExchange = defaults.accessCodeExchange.reading(reader)
         self.refresh = defaults.refresh.reading(reader)
+        self.refreshFailures = defaults.refreshFailures.reading(reader)
         self.signIn = defaults.signIn.reading(reader)
         self.trustedProxies = Set(reader.stringArray(forKey: "trusted-proxies", default: []))
     }

@@ -18,6 +18,8 @@ public protocol RateLimitStore: Sendable {
     func recordHit(bucket: String, limit: Int, window: TimeInterval, now: Date) async throws -> RateLimitDecision
     /// Takes back a hit (a request that should not count after all).
     func removeHit(bucket: String, hitID: String) async throws
+    /// The hits in the window ending `now` and the oldest of them, counting nothing: one read.
+    func hits(bucket: String, window: TimeInterval, now: Date) async throws -> (count: Int, oldest: Date?)
 }
 
 @available(LatchkeyServer 1.0, *)
@@ -38,6 +40,15 @@ extension SQLLatchkeyStore: RateLimitStore {
                 "INSERT INTO rate_limit_hits (bucket, at, id) VALUES (\(bind: bucket), \(bind: now.stored), \(bind: hitID))"
             ).run()
             return .allowed(hitID: hitID, remaining: limit - hits - 1, resetAt: oldest + window)
+        }
+    }
+
+    public func hits(bucket: String, window: TimeInterval, now: Date) async throws -> (count: Int, oldest: Date?) {
+        try await self.database.read { sql in
+            let row = try await sql.raw(
+                "SELECT COUNT(*) AS hits, MIN(at) AS oldest FROM rate_limit_hits WHERE bucket = \(bind: bucket) AND at > \(bind: (now - window).stored)"
+            ).first()
+            return (try row?.decode(column: "hits", as: Int.self) ?? 0, try row?.optionalDate("oldest"))
         }
     }
 

@@ -12,10 +12,7 @@ extension RateLimiter {
         guard let decision = try await self.hit(policy, key: key) else { return try await body() }
         switch decision {
         case .denied(let resetAt):
-            var error = APIError(.tooManyRequests, .rateLimited, "Too many requests; try again in \(Self.seconds(until: resetAt, from: self.now)) seconds.")
-            error.extraHeaders = Self.headers(policy: policy, remaining: 0, resetAt: resetAt)
-            error.extraHeaders[.retryAfter] = String(Self.seconds(until: resetAt, from: self.now))
-            throw error
+            throw self.refusal(policy, resetAt: resetAt)
         case .allowed(let hitID, let remaining, let resetAt):
             let counted = Self.headers(policy: policy, remaining: remaining, resetAt: resetAt)
             // A meter takes back the hit of a request that did not succeed.
@@ -35,6 +32,40 @@ extension RateLimiter {
                 throw apiError
             }
         }
+    }
+
+    /// Counts only the failures of `key`, for callers that share a key with strangers (a client IP behind a
+    /// carrier NAT): a success costs one read, a failure (an error or a non-2xx answer) is recorded.
+    ///
+    /// Over the limit, `worthTrying` decides: a request it vouches for (a refresh token this server issued)
+    /// runs and gets its own answer, so the key's real users are not locked out by someone else's failures;
+    /// any other gets 429 `rate_limited` with the policy's headers and `Retry-After`. The policy's headers
+    /// appear on that 429 only: its count is of other callers' mistakes.
+    func limitingFailures(
+        _ policy: RateLimitPolicy, key: String, worthTrying: () async throws -> Bool, _ body: () async throws -> Response
+    ) async throws -> Response {
+        if let resetAt = try await self.overLimit(policy, key: key) {
+            guard try await worthTrying() else { throw self.refusal(policy, resetAt: resetAt) }
+            return try await body()
+        }
+        let response: Response
+        do {
+            response = try await body()
+        } catch {
+            _ = try? await self.hit(policy, key: key)  // the request's own error is the answer
+            throw error
+        }
+        if !(200..<300).contains(response.status.code) { _ = try await self.hit(policy, key: key) }
+        return response
+    }
+
+    /// 429 `rate_limited` with the policy's headers and `Retry-After`.
+    func refusal(_ policy: RateLimitPolicy, resetAt: Date) -> APIError {
+        let seconds = Self.seconds(until: resetAt, from: self.now)
+        var error = APIError(.tooManyRequests, .rateLimited, "Too many requests; try again in \(seconds) seconds.")
+        error.extraHeaders = Self.headers(policy: policy, remaining: 0, resetAt: resetAt)
+        error.extraHeaders[.retryAfter] = String(seconds)
+        return error
     }
 
     static func headers(policy: RateLimitPolicy, remaining: Int, resetAt: Date) -> HTTPFields {

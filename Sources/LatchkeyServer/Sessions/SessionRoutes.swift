@@ -13,12 +13,15 @@ struct SessionRoutes {
         router.post("auth/refresh") { request, context in
             var request = request
             let body = try await request.decodeJSON(as: RefreshRequest.self, limit: self.maxBodySize)
-            // Per session, not per IP: many phones share one carrier address.
-            let key =
-                RefreshToken.sessionID(of: body.refreshToken)
-                ?? "ip " + context.clientIP(of: request, trustedProxies: self.limits.trustedProxies)
-            return try await self.limiter.limiting(self.limits.refresh, key: key) {
-                try jsonResponse(try await self.sessions.refresh(body.refreshToken))
+            let refresh = { try jsonResponse(try await self.sessions.refresh(body.refreshToken)) }
+            let client = context.clientIP(of: request, trustedProxies: self.limits.trustedProxies)
+            // Failures per client IP (the session ID is no secret); over that limit a real token is still tried.
+            return try await self.limiter.limitingFailures(
+                self.limits.refreshFailures, key: client, worthTrying: { try await self.sessions.issued(body.refreshToken) }
+            ) {
+                guard let sessionID = RefreshToken.sessionID(of: body.refreshToken) else { return try await refresh() }
+                // Successes per session, not per IP: many phones share one carrier address.
+                return try await self.limiter.limiting(self.limits.refresh, key: sessionID, refresh)
             }
         }
         authenticated.post("auth/logout") { request, context in

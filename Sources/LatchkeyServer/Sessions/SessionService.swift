@@ -75,6 +75,13 @@ public struct SessionService: Sendable {
         }
     }
 
+    /// Whether this server issued `refreshToken` (spent or not): one read, no rotation. A client whose address
+    /// is over its failure limit is let through with such a token, reuse detection included.
+    func issued(_ refreshToken: String) async throws -> Bool {
+        guard let sessionID = RefreshToken.sessionID(of: refreshToken) else { return false }
+        return try await self.store.isRefreshTokenSpent(sessionID: sessionID, hash: Secret.hash(refreshToken)) != nil
+    }
+
     /// Ends the sessions `scope` names; returns how many were live.
     public func logout(_ token: VerifiedToken, scope: LogoutScope) async throws -> Int {
         guard token.kind == .session, let sessionID = token.sessionID else {
