@@ -323,7 +323,9 @@ struct CLITests {
             let device = try await client.registerDevice()
             try await expectAccepted(device.accessToken, by: client)
             #expect(try await server.cli("users", "delete", device.userID).exitCode == 0)
-            #expect(try await server.services.revocations.poll() >= 1)
+            // On PostgreSQL the CLI's NOTIFY may have made the server read the feed already; reading it again
+            // is harmless. (The token stays cached for up to 60 s otherwise, so this fails if the feed is not read.)
+            _ = try await server.services.revocations.poll()
             try await expectRefused(device.accessToken, by: client)
         }
     }

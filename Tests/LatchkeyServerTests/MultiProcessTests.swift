@@ -140,6 +140,20 @@ struct MultiProcessTests {
         }
     }
 
+    /// With a poll interval of an hour, only PostgreSQL's notification can tell B in time.
+    @available(LatchkeyServer 1.0, *)
+    @Test func aLogoutOnAReachesBThroughANotificationWithoutWaitingForAPoll() async throws {
+        try await Self.withServers(environment: ["LATCHKEY_REVOCATIONS_POLL_INTERVAL": "3600"]) { servers, _ in
+            let (a, b) = (servers[0], servers[1])
+            let pair = try await a.registerDevice()
+            #expect(try await b.send("GET", "api/v1/validate-token", bearer: pair.accessToken).status == 200)
+            #expect(try await a.send("POST", "api/v1/auth/logout", bearer: pair.accessToken, json: "{}").status == 200)
+            try await Self.eventually(within: .seconds(5), "B refusing the logged-out session's access token") {
+                try await b.send("GET", "api/v1/validate-token", bearer: pair.accessToken).status == 401
+            }
+        }
+    }
+
     @available(LatchkeyServer 1.0, *)
     @Test func fiftyConcurrentRefreshesOfOneTokenOverBothProcessesYieldOneSuccessor() async throws {
         try await Self.withServers(environment: ["LATCHKEY_LIMITS_REFRESH_LIMIT": "0"]) { servers, _ in

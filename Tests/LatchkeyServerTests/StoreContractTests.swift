@@ -696,6 +696,35 @@ extension StoreContract {
             #expect(try await store.revocations(after: sequences[1], limit: 2).map(\.value) == Array(revoked[2...3]))
             #expect(try await store.revocations(after: sequences[4], limit: 100).isEmpty)
         },
+        StoreContract("revocation feed: PostgreSQL wakes listeners when revocations commit; SQLite has no notifications") {
+            store async throws in
+            guard store.database.dialect == .postgresql else {
+                #expect(try await store.followRevocations({}) == false)
+                return
+            }
+            let (wakes, wake) = AsyncStream<Void>.makeStream()
+            let listener = Task { try await store.followRevocations { wake.yield() } }
+            defer { listener.cancel() }
+            // LISTEN starts in the background: revoke (at most 100 times, 50 ms apart) until a wake arrives.
+            let woke = try await withThrowingTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    for await _ in wakes { return true }
+                    return false
+                }
+                group.addTask {
+                    for second in 0..<100 {
+                        let (_, session) = try await registerDevice(store)
+                        #expect(try await store.revokeSession(id: session.id, reason: "test", at: at(Double(second))))
+                        try await Task.sleep(for: .milliseconds(50))
+                    }
+                    return false
+                }
+                let first = try await group.next() ?? false
+                group.cancelAll()
+                return first
+            }
+            #expect(woke, "no notification arrived for committed revocations")
+        },
         StoreContract("revocation feed: prune removes old entries but keeps the newest") { store async throws in
             var sessions: [String] = []
             for second in [0.0, 10, 20, 30] {

@@ -31,6 +31,7 @@ import Logging
 ///   looking at the database again, default 60)
 /// - `keys.reload-interval` (seconds, default 30), `keys.retention` (seconds a retired key stays published, default 7776000)
 /// - `revocations.poll-interval` (seconds, default 1): how often a server reads revocations made by other processes
+///   (on PostgreSQL it also reads them when notified, at once)
 /// - `apple.*`: Sign in with Apple; see ``AppleConfiguration``
 /// - `providers.*`: third-party identity providers (Clerk, any OIDC issuer); see ``IdentityProviderConfiguration``
 /// - `log-level` (`LATCHKEY_LOG_LEVEL`, default `info`)

@@ -15,6 +15,15 @@ public protocol LatchkeyDatabase: Sendable {
     func close() async
     /// Which SQL dialect the database speaks, for the few statements that differ.
     var dialect: DatabaseDialect { get }
+    /// Calls `wake` for each notification on `channel` (PostgreSQL's LISTEN) until the calling task is cancelled;
+    /// throws when the connection fails. Answers `false` at once where the database has no notifications.
+    func listen(channel: String, _ wake: @escaping @Sendable () -> Void) async throws -> Bool
+}
+
+@available(LatchkeyServer 1.0, *)
+extension LatchkeyDatabase {
+    /// No notifications (SQLite): callers poll.
+    public func listen(channel: String, _ wake: @escaping @Sendable () -> Void) async throws -> Bool { false }
 }
 
 /// The SQL dialects Latchkey stores speak.

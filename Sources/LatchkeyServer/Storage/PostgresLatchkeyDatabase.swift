@@ -123,6 +123,21 @@ public final class PostgresLatchkeyDatabase: LatchkeyDatabase {
         try await self.withConnection { connection in try await body(connection.sql(queryLogLevel: nil)) }
     }
 
+    /// LISTEN on one pooled connection, held until the calling task is cancelled (no deadline: it waits for
+    /// notifications, not for an answer). Notifications are delivered when the notifying transaction commits.
+    public func listen(channel: String, _ wake: @escaping @Sendable () -> Void) async throws -> Bool {
+        do {
+            try await self.client.withConnection { connection in
+                try await connection.listen(on: channel) { notifications in
+                    for try await _ in notifications { wake() }
+                }
+            }
+        } catch let error as PSQLError {
+            throw Self.translate(error)
+        }
+        return true
+    }
+
     public func close() async {
         self.runner.cancel()
         await self.runner.value

@@ -7,9 +7,10 @@ import Synchronization
 /// (the CLI, or other servers on the same database).
 ///
 /// Revocations made in this process clear the cache at once. Those made elsewhere are read from the
-/// feed every `revocations.poll-interval` seconds (default 1), which bounds how long a session
-/// revoked elsewhere stays usable here. Access codes are checked against the database on every use,
-/// so their revocation is immediate everywhere.
+/// feed when the database notifies a commit (PostgreSQL's LISTEN/NOTIFY) and every
+/// `revocations.poll-interval` seconds (default 1), which bounds how long a session revoked elsewhere
+/// stays usable here when no notification comes (SQLite, or a lost listening connection). Access codes
+/// are checked against the database on every use, so their revocation is immediate everywhere.
 @available(LatchkeyServer 1.0, *)
 public final class RevocationFeed: Service, Sendable {
     let store: any RevocationStore
@@ -51,21 +52,60 @@ public final class RevocationFeed: Service, Sendable {
         return events.count
     }
 
+    /// Reads the feed whenever the database says another process committed revocations (PostgreSQL's
+    /// LISTEN/NOTIFY: within milliseconds) and, whatever happens to that connection, every `interval` seconds.
     public func run() async throws {
         guard self.interval > 0 else { return }
-        var polls = 0
-        while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            do {
-                try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(self.interval)) }
-            } catch { return }
-            do {
-                while try await self.poll() == 1000 {}
-                polls += 1
-                // Entries older than a day are of no use to anyone: caches trust entries for far less.
-                if polls % 3600 == 0 { try await self.store.pruneRevocations(before: self.clock.now().addingTimeInterval(-86_400)) }
-            } catch {
-                self.logger.error("reading the revocation feed failed", metadata: ["error": "\(error)"])
+        let (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        try? await cancelWhenGracefulShutdown {
+            await withDiscardingTaskGroup { group in
+                group.addTask { await self.tick(wake) }
+                group.addTask { await self.follow(wake) }
+                var nextPrune = self.clock.now().addingTimeInterval(3600)
+                for await _ in wakes {
+                    do {
+                        while try await self.poll() == 1000 {}
+                        // Entries older than a day are of no use to anyone: caches trust entries for far less.
+                        if self.clock.now() >= nextPrune {
+                            try await self.store.pruneRevocations(before: self.clock.now().addingTimeInterval(-86_400))
+                            nextPrune = self.clock.now().addingTimeInterval(3600)
+                        }
+                    } catch {
+                        self.logger.error("reading the revocation feed failed", metadata: ["error": "\(error)"])
+                    }
+                }
+                group.cancelAll()
             }
+        }
+    }
+
+    /// Wakes the reader every `interval` seconds.
+    private func tick(_ wake: AsyncStream<Void>.Continuation) async {
+        while !Task.isCancelled {
+            do { try await Task.sleep(for: .seconds(self.interval)) } catch { return }
+            wake.yield()
+        }
+    }
+
+    /// Wakes the reader at each notification, listening again (after one `interval`) when the connection fails;
+    /// returns at once where the database has no notifications.
+    private func follow(_ wake: AsyncStream<Void>.Continuation) async {
+        var failing = false
+        while !Task.isCancelled {
+            do {
+                guard try await self.store.followRevocations({ wake.yield() }) else { return }
+            } catch {
+                if Task.isCancelled { return }
+                if !failing {
+                    self.logger.warning(
+                        "listening for revocations failed; reading the feed every poll interval until it is back",
+                        metadata: ["error": "\(error)"])
+                }
+                failing = true
+            }
+            do { try await Task.sleep(for: .seconds(self.interval)) } catch { return }
+            // What was committed while nobody listened is read now.
+            wake.yield()
         }
     }
 }

@@ -26,6 +26,9 @@ public protocol RevocationStore: Sendable {
     func revocations(after sequence: Int, limit: Int) async throws -> [RevocationEvent]
     /// Deletes entries older than `time`.
     func pruneRevocations(before time: Date) async throws
+    /// Calls `wake` each time another process commits revocations, until the calling task is cancelled; throws
+    /// when the connection fails. Answers `false` at once where the database cannot notify (SQLite: poll only).
+    func followRevocations(_ wake: @escaping @Sendable () -> Void) async throws -> Bool
 }
 
 @available(LatchkeyServer 1.0, *)
@@ -45,6 +48,13 @@ extension SQLLatchkeyStore: RevocationStore {
                 }
         }
     }
+
+    public func followRevocations(_ wake: @escaping @Sendable () -> Void) async throws -> Bool {
+        try await self.database.listen(channel: Self.revocationChannel, wake)
+    }
+
+    /// The PostgreSQL channel writers of the feed notify at commit.
+    static let revocationChannel = "latchkey_revocations"
 
     public func pruneRevocations(before time: Date) async throws {
         try await self.database.transaction { sql in
@@ -70,6 +80,10 @@ extension SQLLatchkeyStore: RevocationStore {
             try await sql.raw(
                 "INSERT INTO revocations (scope, value, created_at) VALUES (\(bind: scope.rawValue), \(bind: value), \(bind: time.stored))"
             ).run()
+        }
+        if sql.dialect.name == "postgresql" {
+            // Delivered at commit (and not at all on rollback): listening processes read the feed at once.
+            try await sql.raw("NOTIFY \(unsafeRaw: Self.revocationChannel)").run()
         }
     }
 }
