@@ -30,10 +30,8 @@ extension SQLLatchkeyStore: RateLimitStore {
             try await Self.serialize(on: "rate-limit " + bucket, sql)
             // Hits that left the window go first, so the table holds at most `limit` rows per bucket.
             try await sql.raw("DELETE FROM rate_limit_hits WHERE bucket = \(bind: bucket) AND at <= \(bind: (now - window).stored)").run()
-            let row = try await sql.raw("SELECT COUNT(*) AS hits, MIN(at) AS oldest FROM rate_limit_hits WHERE bucket = \(bind: bucket)")
-                .first()
-            let hits = try row?.decode(column: "hits", as: Int.self) ?? 0
-            let oldest = try row?.optionalDate("oldest") ?? now
+            let (hits, first) = try await Self.hits(bucket: bucket, window: window, now: now, on: sql)
+            let oldest = first ?? now
             guard hits < limit else { return .denied(resetAt: oldest + window) }
             let hitID = UUID().uuidString.lowercased()
             try await sql.raw(
@@ -44,12 +42,15 @@ extension SQLLatchkeyStore: RateLimitStore {
     }
 
     public func hits(bucket: String, window: TimeInterval, now: Date) async throws -> (count: Int, oldest: Date?) {
-        try await self.database.read { sql in
-            let row = try await sql.raw(
-                "SELECT COUNT(*) AS hits, MIN(at) AS oldest FROM rate_limit_hits WHERE bucket = \(bind: bucket) AND at > \(bind: (now - window).stored)"
-            ).first()
-            return (try row?.decode(column: "hits", as: Int.self) ?? 0, try row?.optionalDate("oldest"))
-        }
+        try await self.database.read { sql in try await Self.hits(bucket: bucket, window: window, now: now, on: sql) }
+    }
+
+    /// The hits of `bucket` in the window ending `now`, and the oldest of them.
+    private static func hits(bucket: String, window: TimeInterval, now: Date, on sql: any SQLDatabase) async throws -> (count: Int, oldest: Date?) {
+        let row = try await sql.raw(
+            "SELECT COUNT(*) AS hits, MIN(at) AS oldest FROM rate_limit_hits WHERE bucket = \(bind: bucket) AND at > \(bind: (now - window).stored)"
+        ).first()
+        return (try row?.decode(column: "hits", as: Int.self) ?? 0, try row?.optionalDate("oldest"))
     }
 
     public func removeHit(bucket: String, hitID: String) async throws {
