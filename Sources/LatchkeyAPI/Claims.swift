@@ -10,7 +10,8 @@ import Foundation
 public struct AccessTokenClaims: Codable, Sendable, Equatable {
     public var issuer: String
     public var audience: String
-    /// The user ID (a device UUID for device users).
+    /// The user ID (a device UUID for device users). A guest token's subject is `guest:<device UUID>`, which
+    /// never names a user.
     public var subject: String
     /// The session ID; absent on access codes and guest tokens.
     public var sessionID: String?
@@ -22,6 +23,8 @@ public struct AccessTokenClaims: Codable, Sendable, Equatable {
     public var kind: TokenKind
     /// The device UUID the token is bound to, when there is one.
     public var deviceID: String?
+    /// When the user last authenticated (the session began), seconds since 1970; sessions only.
+    public var authTime: Int64?
 
     enum CodingKeys: String, CodingKey {
         case issuer = "iss"
@@ -34,11 +37,12 @@ public struct AccessTokenClaims: Codable, Sendable, Equatable {
         case tokenID = "jti"
         case kind
         case deviceID = "did"
+        case authTime = "auth_time"
     }
 
     public init(
         issuer: String, audience: String, subject: String, sessionID: String?, issuedAt: Int64, notBefore: Int64,
-        expiresAt: Int64, tokenID: String, kind: TokenKind, deviceID: String?
+        expiresAt: Int64, tokenID: String, kind: TokenKind, deviceID: String?, authTime: Int64? = nil
     ) {
         self.issuer = issuer
         self.audience = audience
@@ -50,5 +54,6 @@ public struct AccessTokenClaims: Codable, Sendable, Equatable {
         self.tokenID = tokenID
         self.kind = kind
         self.deviceID = deviceID
+        self.authTime = authTime
     }
 }

@@ -41,6 +41,18 @@ public struct ErrorCode: RawRepresentable, Hashable, Codable, Sendable, CustomSt
     public static let identityAlreadyLinked = ErrorCode(rawValue: "identity_already_linked")
     /// 502: an identity provider (Apple's token or revoke endpoint) refused or failed; nothing was changed.
     public static let upstreamError = ErrorCode(rawValue: "upstream_error")
+    /// 400: the DPoP proof (RFC 9449) is missing where required, malformed, or does not match the request or key.
+    public static let invalidDPoPProof = ErrorCode(rawValue: "invalid_dpop_proof")
+    /// 400: send the DPoP proof again with the nonce from the `DPoP-Nonce` response header (RFC 9449 §8).
+    public static let useDPoPNonce = ErrorCode(rawValue: "use_dpop_nonce")
+    /// 403: linking, unlinking or deleting the account needs a recent sign-in (or a fresh DPoP proof).
+    public static let reauthenticationRequired = ErrorCode(rawValue: "reauthentication_required")
+    /// 409: the device ID was claimed through `users/register`; a new install should use a new device ID.
+    public static let deviceIDClaimed = ErrorCode(rawValue: "device_id_claimed")
+    /// 409: the user with this ID was deleted; the ID cannot be registered again.
+    public static let userDeleted = ErrorCode(rawValue: "user_deleted")
+    /// 409: unlinking this identity would leave the account with no way to sign in.
+    public static let lastSignInMethod = ErrorCode(rawValue: "last_sign_in_method")
     /// Too many requests; see the rate-limit headers.
     public static let rateLimited = ErrorCode(rawValue: "rate_limited")
     /// The user's budget is used up for the current period.

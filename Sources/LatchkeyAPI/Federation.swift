@@ -55,3 +55,16 @@ public struct AccountDeletionResponse: Codable, Sendable, Equatable {
         self.appleTokensRevoked = appleTokensRevoked
     }
 }
+
+/// `DELETE /api/v1/users/me/identities/{provider}`: what was unlinked.
+public struct UnlinkIdentityResponse: Codable, Sendable, Equatable {
+    /// The provider whose identities were unlinked (`apple`, or a configured provider's name).
+    public var provider: String
+    /// How many identities of that provider were linked to the account (usually one).
+    public var unlinked: Int
+
+    public init(provider: String, unlinked: Int) {
+        self.provider = provider
+        self.unlinked = unlinked
+    }
+}

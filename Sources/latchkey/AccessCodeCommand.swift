@@ -60,8 +60,10 @@ struct AccessCodeCommand: AsyncParsableCommand {
         var id: String
 
         func run() async throws {
-            let record = try await withServices(self.options) { services in try await services.accessCodes.revoke(id: self.id.lowercased()) }
-            print("revoked access code \(record.id) for user \(record.userID)")
+            let (record, sessions) = try await withServices(self.options) { services in
+                try await services.accessCodes.revoke(id: self.id.lowercased())
+            }
+            print("revoked access code \(record.id) for user \(record.userID) (\(sessions) sessions exchanged from it ended)")
         }
     }
 }

@@ -1,10 +1,12 @@
 import ArgumentParser
+import Foundation
 import LatchkeyServer
 
 @available(LatchkeyServer 1.0, *)
 struct KeysCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "keys", abstract: "Rotate and list signing keys; make a master key.", subcommands: [Rotate.self, List.self, NewMasterKey.self])
+        commandName: "keys", abstract: "Rotate, list and revoke signing keys; make a master key.",
+        subcommands: [Rotate.self, List.self, Revoke.self, NewMasterKey.self])
 
     struct Rotate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -27,9 +29,31 @@ struct KeysCommand: AsyncParsableCommand {
             let records = try await withServices(self.options) { services in try await services.keyRing.records() }
             print(["KID", "ALGORITHM", "CREATED", "STATUS"].joined(separator: "\t"))
             for record in records.reversed() {
-                let status = record.retiredAt.map { "retired \($0.iso8601)" } ?? "active"
+                let status = record.revokedAt.map { "revoked \($0.iso8601)" } ?? record.retiredAt.map { "retired \($0.iso8601)" } ?? "active"
                 print([record.kid, record.algorithm, record.createdAt.iso8601, status].joined(separator: "\t"))
             }
+        }
+    }
+
+    struct Revoke: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Revoke a signing key at once (it leaked): tokens it signed stop working everywhere, and it leaves the JWKS.",
+            discussion: """
+                Revoking the signing key activates a fresh one first. Running servers refuse the key's tokens within                 revocations.poll-interval (at once on PostgreSQL); other backends that verify from the JWKS stop once their                 cached copy expires (the JWKS is served with max-age=300).
+                """)
+
+        @OptionGroup var options: DatabaseOptions
+
+        @Argument(help: "The key's kid, as `keys list` shows.")
+        var kid: String
+
+        func run() async throws {
+            let revoked = try await withServices(self.options) { services in try await services.revokeSigningKey(kid: self.kid) }
+            guard revoked else {
+                FileHandle.standardError.write(Data("error: no signing key with kid \(self.kid)\n".utf8))
+                throw ExitCode.failure
+            }
+            print("revoked signing key \(self.kid)")
         }
     }
 

@@ -6,7 +6,8 @@ import LatchkeyServer
 @available(LatchkeyServer 1.0, *)
 struct UsersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "users", abstract: "List, show and delete users.", subcommands: [List.self, Show.self, Delete.self, Budget.self])
+        commandName: "users", abstract: "List, show and delete users; end their sessions, unlink identities, free deleted IDs.",
+        subcommands: [List.self, Show.self, Delete.self, Budget.self, RevokeSessions.self, Unlink.self, FreeID.self])
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List users, oldest first.")
@@ -94,6 +95,70 @@ extension UsersCommand {
                 return try await services.budgets.budget(ofUser: id)
             }
             print("limit: \(budget.limit)\nused: \(budget.used)\nremaining: \(budget.remaining)\nperiod: \(budget.period)")
+        }
+    }
+}
+
+@available(LatchkeyServer 1.0, *)
+extension UsersCommand {
+    struct RevokeSessions: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "revoke-sessions",
+            abstract: "End every session of a user at once (a stolen phone): their refresh and access tokens stop working.",
+            discussion: "Running servers refuse the tokens within revocations.poll-interval (at once on PostgreSQL).")
+
+        @OptionGroup var options: DatabaseOptions
+
+        @Argument(help: "The user's UUID.")
+        var id: String
+
+        func run() async throws {
+            let id = try canonical(self.id)
+            let revoked = try await withServices(self.options) { services in
+                guard try await services.users.user(id: id) != nil else { throw ServiceError.notFound("No user with ID \(id).") }
+                return try await services.sessions.revokeSessions(ofUser: id)
+            }
+            print("revoked \(revoked) sessions of user \(id)")
+        }
+    }
+
+    struct Unlink: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Unlink a user's identities at a provider (apple, or a configured provider's name).",
+            discussion: "Apple tokens of the user are revoked at Apple first. A user created by an identity provider keeps its last identity.")
+
+        @OptionGroup var options: DatabaseOptions
+
+        @Argument(help: "The user's UUID.")
+        var id: String
+
+        @Argument(help: "The provider: apple, or a configured provider's name.")
+        var provider: String
+
+        func run() async throws {
+            let id = try canonical(self.id)
+            let unlinked = try await withServices(self.options) { services in
+                guard let user = try await services.users.user(id: id) else { throw ServiceError.notFound("No user with ID \(id).") }
+                return try await services.federation.unlink(provider: self.provider, fromUser: id, kind: user.kind)
+            }
+            print("unlinked \(unlinked) \(self.provider) identities from user \(id)")
+        }
+    }
+
+    struct FreeID: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "free-id",
+            abstract: "Let a deleted user's ID be registered again (deleted IDs are retired so nobody takes over what was theirs).")
+
+        @OptionGroup var options: DatabaseOptions
+
+        @Argument(help: "The deleted user's UUID.")
+        var id: String
+
+        func run() async throws {
+            let id = try canonical(self.id)
+            try await withServices(self.options) { services in try await services.users.freeDeletedID(id) }
+            print("the ID \(id) can be registered again")
         }
     }
 }

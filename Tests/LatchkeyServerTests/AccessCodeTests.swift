@@ -200,13 +200,19 @@ import Testing
     }
 
     @available(LatchkeyServer 1.0, *)
-    @Test func revokingACodeLeavesTheSessionsItWasExchangedForAlone() async throws {
+    @Test func revokingACodeEndsTheSessionsExchangedFromIt() async throws {
         try await withServer(.router) { client, server in
-            let (_, code, record) = try await self.issueCode(for: client, on: server)
+            let (user, code, record) = try await self.issueCode(for: client, on: server)
             let pair = try await self.exchange(code, with: client).decode(TokenPairResponse.self)
-            _ = try await server.services.accessCodes.revoke(id: record.id)
-            try await expectAccepted(pair.accessToken, by: client)
-            #expect(try await client.refresh(pair.refreshToken).status == .ok)
+            let refreshed = try await client.refresh(pair.refreshToken).decode(TokenPairResponse.self)
+            try await expectAccepted(refreshed.accessToken, by: client)  // verified, so cached, before the revocation
+            // The user's own device session is not the code's: it stays.
+            let own = try await client.registerAgain(user)
+            let revoked = try await server.services.accessCodes.revoke(id: record.id)
+            #expect(revoked.revokedSessions == 1)
+            try await expectRefused(refreshed.accessToken, by: client)
+            #expect(try await client.refresh(refreshed.refreshToken).envelope?.error.code == .invalidGrant)
+            try await expectAccepted(own.accessToken, by: client)
         }
     }
 
@@ -214,7 +220,7 @@ import Testing
     @Test func revokingMarksTheCodeRevokedInTheList() async throws {
         try await withServer(.router) { client, server in
             let (_, _, record) = try await self.issueCode(for: client, on: server)
-            let revoked = try await server.services.accessCodes.revoke(id: record.id)
+            let revoked = try await server.services.accessCodes.revoke(id: record.id).code
             #expect(revoked.id == record.id)
             #expect(revoked.revokedAt == server.clock.now())
             #expect(try await server.services.accessCodes.list().map(\.revokedAt) == [server.clock.now()])

@@ -27,7 +27,8 @@ import Testing
             let validation = try await client.send(.get, "/api/v1/validate-token", bearer: guest.accessToken)
             let claims = try validation.decode(ValidateTokenResponse.self)
             #expect(claims.kind == .guest)
-            #expect(claims.sub == device.uuidString.lowercased())
+            // A guest subject of its own, never the device's (a registered device's ID is its user's ID).
+            #expect(claims.sub == "guest:" + device.uuidString.lowercased())
         }
     }
 
@@ -92,12 +93,12 @@ import Testing
     }
 
     @available(LatchkeyServer 1.0, *)
-    @Test func aGuestsProfileIsTheDeviceAsAGuestAndNothingIsStored() async throws {
+    @Test func aGuestsProfileIsTheGuestSubjectAndNothingIsStored() async throws {
         try await withServer(.router) { client, server in
             let device = UUID()
             let guest = try await Self.startGuest(client, deviceID: device.uuidString).decode(GuestSessionResponse.self)
             let profile = try await client.send(.get, "/api/v1/auth/me", bearer: guest.accessToken).decode(UserProfile.self)
-            #expect(profile.userID == device.uuidString.lowercased())
+            #expect(profile.userID == "guest:" + device.uuidString.lowercased())
             #expect(profile.kind == .guest)
             #expect(profile.tokenKind == .guest)
             #expect(profile.devices.isEmpty)

@@ -98,6 +98,7 @@ struct IdentityProviderTests {
     @Test func configuredAudiencesAreRequired() async throws {
         let server = try await TestServer.federated { configuration in
             configuration.identityProviders[0].audiences = ["https://api.example.com"]
+            configuration.identityProviders[0].acceptsAnyAudience = false
         }
         try await server.test(.router) { client in
             let without = try await Peer.clerkToken(claims: server.clerkClaims())
@@ -186,5 +187,45 @@ struct IdentityProviderTests {
         let encoded = try JSONSerialization.data(withJSONObject: header).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
         return ([encoded] + parts.dropFirst()).joined(separator: ".")
+    }
+
+    @available(LatchkeyServer 1.0, *)
+    @Test func aTokenOfAnotherJWTTypeIsRefusedAndAConfiguredTypeIsRequired() async throws {
+        let server = try await TestServer.federated()
+        try await server.test(.router) { client in
+            for type in ["dpop+jwt", "logout+jwt", "id_token+jwt"] {
+                let token = try await Peer.clerkToken(claims: server.clerkClaims(), type: type)
+                expectUnauthorized(try await client.send(.get, "/api/v1/auth/me", bearer: token))
+            }
+            #expect(try await client.send(.get, "/api/v1/auth/me", bearer: try await Peer.clerkToken(claims: server.clerkClaims())).status == .ok)
+        }
+        let typed = try await TestServer.federated { $0.identityProviders[0].tokenType = "at+jwt" }
+        try await typed.test(.router) { client in
+            expectUnauthorized(try await client.send(.get, "/api/v1/auth/me", bearer: try await Peer.clerkToken(claims: typed.clerkClaims())))
+            let token = try await Peer.clerkToken(claims: typed.clerkClaims(), type: "at+jwt")
+            #expect(try await client.send(.get, "/api/v1/auth/me", bearer: token).status == .ok)
+        }
+    }
+
+    @available(LatchkeyServer 1.0, *)
+    @Test func anUnreachableJWKSIsNotFetchedAgainForEveryToken() async throws {
+        let tag = UUID().uuidString
+        let base = try Peer.base()
+        let server = try await TestServer.federated { configuration in
+            var down = IdentityProviderConfiguration(name: "down", issuer: "\(base)/down", jwksURL: "\(base)/down/.well-known/jwks.json?tag=\(tag)")
+            down.acceptsAnyAudience = true
+            configuration.identityProviders.append(down)
+        }
+        try await server.test(.router) { client in
+            let token = try await Peer.clerkToken(claims: server.clerkClaims(["iss": "\(base)/down"]))
+            for _ in 0..<5 {
+                #expect(try await client.send(.get, "/api/v1/auth/me", bearer: token).status == .badGateway)
+            }
+            // One fetch; the others were answered 502 at once, backing off (1 s, doubling, on the server's clock).
+            #expect(try await Peer.fetches(tag: tag) == 1)
+            server.clock.advance(by: 1.5)
+            #expect(try await client.send(.get, "/api/v1/auth/me", bearer: token).status == .badGateway)
+            #expect(try await Peer.fetches(tag: tag) == 2)
+        }
     }
 }

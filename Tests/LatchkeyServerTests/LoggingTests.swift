@@ -65,6 +65,8 @@ import Testing
             #expect(try await send(.get, "/api/v1/validate-token", bearer: refreshed.accessToken).status == .ok)
             #expect(try await send(.get, "/api/v1/users/me", bearer: refreshed.accessToken).status == .ok)
             #expect(try await send(.get, "/api/v1/auth/me", bearer: again.accessToken).status == .ok)
+            // The successor used: presenting the first token again is reuse.
+            _ = try pair(try await send(.post, "/api/v1/auth/refresh", json: try json(RefreshRequest(refreshToken: refreshed.refreshToken))))
 
             let badRefresh = "made-up-refresh-token-\(UUID().uuidString)"
             traffic.secrets.append(badRefresh)

@@ -14,7 +14,7 @@ import Testing
         "POST /api/v1/auth/refresh", "POST /api/v1/auth/logout", "GET /api/v1/auth/me", "GET /api/v1/users/me",
         "GET /api/v1/validate-token", "POST /api/v1/auth/access-code/exchange", "GET /.well-known/jwks.json",
         "GET /.well-known/openid-configuration", "GET /openapi.json", "GET /metrics", "POST /api/v1/auth/apple",
-        "POST /api/v1/auth/token-exchange", "DELETE /api/v1/users/me",
+        "POST /api/v1/auth/token-exchange", "DELETE /api/v1/users/me", "DELETE /api/v1/users/me/identities/{provider}",
     ]
 
     @available(LatchkeyServer 1.0, *)
@@ -48,7 +48,8 @@ import Testing
             for (operation, statuses) in Self.documentedOperations(document) {
                 let parts = operation.split(separator: " ")
                 let method = HTTPRequest.Method(String(parts[0]))!
-                let answer = try await client.send(method, String(parts[1]), json: method == .post ? "{}" : nil)
+                let path = String(parts[1]).replacingOccurrences(of: "{provider}", with: "apple")
+                let answer = try await client.send(method, path, json: method == .post ? "{}" : nil)
                 #expect(statuses.contains(String(answer.status.code)), "\(operation) answered \(answer.status.code), documented: \(statuses)")
                 #expect(answer.headers[.contentType] != nil, "\(operation) has no content type")
             }

@@ -5,9 +5,10 @@ import LatchkeyAPI
 import LatchkeyServer
 import Testing
 
-/// `POST /api/v1/auth/refresh`: rotation, the grace window and reuse detection.
+/// `POST /api/v1/auth/refresh`: rotation, the grace window, lost answers and reuse detection.
 ///
-/// The grace window is 10 s by default; "within" is 5 s after first use, "outside" is 11 s.
+/// The grace window is 10 s by default; "within" is 5 s after first use, "outside" is 11 s. A spent token counts as
+/// reused only once a descendant was used: until then its successor is given again (the first answer was lost).
 @Suite struct RefreshTokenTests {
     @available(LatchkeyServer 1.0, *)
     static let withinGrace: TimeInterval = 5
@@ -77,12 +78,35 @@ import Testing
         }
     }
 
+    /// The answer to a refresh is lost after the server committed (a timeout, a suspended app): the app still holds
+    /// the spent token, and refreshing with it a minute later must not log it out.
+    @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
+    func aLostRefreshAnswerIsGivenAgainAndOnlyALaterReuseRevokes(transport: Transport) async throws {
+        try await withServer(transport) { client, server in
+            let first = try await client.registerDevice()
+            let lost = try await client.refresh(first.refreshToken).decode(TokenPairResponse.self)  // the app never sees this
+            server.clock.advance(by: 60)
+            let again = try await client.refresh(first.refreshToken)
+            #expect(again.status == .ok)
+            let recovered = try again.decode(TokenPairResponse.self)
+            #expect(recovered.refreshToken == lost.refreshToken)
+            try await expectAccepted(recovered.accessToken, by: client)
+            // The app goes on with the successor; the original presented after that is a reuse: the session ends.
+            let next = try await client.refresh(recovered.refreshToken).decode(TokenPairResponse.self)
+            server.clock.advance(by: 60)
+            expectUnauthorized(try await client.refresh(first.refreshToken), code: .invalidGrant)
+            try await expectRefused(next.accessToken, by: client)
+        }
+    }
+
     @Test(arguments: Transport.allCases)
     @available(LatchkeyServer 1.0, *)
     func reuseAfterTheGraceWindowIsInvalidGrant(transport: Transport) async throws {
         try await withServer(transport) { client, server in
             let first = try await client.registerDevice()
-            #expect(try await client.refresh(first.refreshToken).status == .ok)
+            let successor = try await client.refresh(first.refreshToken).decode(TokenPairResponse.self)
+            #expect(try await client.refresh(successor.refreshToken).status == .ok)
             server.clock.advance(by: Self.outsideGrace)
             let response = try await client.refresh(first.refreshToken)
             expectUnauthorized(response, code: .invalidGrant)
@@ -94,10 +118,11 @@ import Testing
         try await withServer(.router) { client, server in
             let first = try await client.registerDevice()
             let successor = try await client.refresh(first.refreshToken).decode(TokenPairResponse.self)
+            let latest = try await client.refresh(successor.refreshToken).decode(TokenPairResponse.self)
             server.clock.advance(by: Self.outsideGrace)
             #expect(try await client.refresh(first.refreshToken).status == .unauthorized)
 
-            let response = try await client.refresh(successor.refreshToken)
+            let response = try await client.refresh(latest.refreshToken)
             expectUnauthorized(response, code: .invalidGrant)
         }
     }
@@ -107,7 +132,8 @@ import Testing
     func reuseAfterTheGraceWindowRevokesTheSessionsAccessTokensAtOnce(transport: Transport) async throws {
         try await withServer(transport) { client, server in
             let first = try await client.registerDevice()
-            let latest = try await client.refresh(first.refreshToken).decode(TokenPairResponse.self)
+            let successor = try await client.refresh(first.refreshToken).decode(TokenPairResponse.self)
+            let latest = try await client.refresh(successor.refreshToken).decode(TokenPairResponse.self)
             // Verified (and cached) before the reuse.
             try await expectAccepted(latest.accessToken, by: client)
             try await expectAccepted(first.accessToken, by: client)
@@ -125,7 +151,8 @@ import Testing
         try await withServer(.router) { client, server in
             let first = try await client.registerDevice()
             let other = try await client.registerAgain(first)
-            #expect(try await client.refresh(first.refreshToken).status == .ok)
+            let successor = try await client.refresh(first.refreshToken).decode(TokenPairResponse.self)
+            #expect(try await client.refresh(successor.refreshToken).status == .ok)
             server.clock.advance(by: Self.outsideGrace)
             #expect(try await client.refresh(first.refreshToken).status == .unauthorized)
 
@@ -226,14 +253,14 @@ import Testing
             #expect(Set(results.compactMap { $0.1?.sessionID }) == [first.sessionID])
             #expect(metricValue("latchkey_refresh_token_reuse_detected_total", in: try await client.metricsText()) ?? 0 == 0)
 
-            // The session has exactly one live successor: it rotates once…
+            // The session has exactly one live successor: it rotates once, and its own successor is used…
             let successor = try #require(successors.first)
             let third = try await client.refresh(successor)
             #expect(third.status == .ok)
-            // …and, presented again outside the grace window, is detected as reused and ends the session.
+            let latest = try await client.refresh(try third.decode(TokenPairResponse.self).refreshToken).decode(TokenPairResponse.self)
+            // …so, presented again outside the grace window, it is detected as reused and ends the session.
             server.clock.advance(by: Self.outsideGrace)
             #expect(try await client.refresh(successor).envelope?.error.code == .invalidGrant)
-            let latest = try third.decode(TokenPairResponse.self)
             #expect(try await client.refresh(latest.refreshToken).envelope?.error.code == .invalidGrant)
             try await expectRefused(latest.accessToken, by: client)
         }
@@ -244,10 +271,11 @@ import Testing
     func reuseDetectionIsCountedInMetrics(transport: Transport) async throws {
         try await withServer(transport) { client, server in
             let first = try await client.registerDevice()
-            #expect(try await client.refresh(first.refreshToken).status == .ok)
+            let successor = try await client.refresh(first.refreshToken).decode(TokenPairResponse.self)
             server.clock.advance(by: Self.withinGrace)
             #expect(try await client.refresh(first.refreshToken).status == .ok)
             #expect(metricValue("latchkey_refresh_token_reuse_detected_total", in: try await client.metricsText()) ?? 0 == 0)
+            #expect(try await client.refresh(successor.refreshToken).status == .ok)
 
             server.clock.advance(by: Self.outsideGrace)
             #expect(try await client.refresh(first.refreshToken).status == .unauthorized)

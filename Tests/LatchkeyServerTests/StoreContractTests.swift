@@ -84,7 +84,15 @@ private func newSession(user: String, device: String? = nil, at time: Date = at(
 
 @available(LatchkeyServer 1.0, *)
 private func record(_ session: NewSession, revokedAt: Date? = nil) -> SessionRecord {
-    SessionRecord(id: session.id, userID: session.userID, deviceID: session.deviceID, createdAt: session.createdAt, revokedAt: revokedAt)
+    SessionRecord(
+        id: session.id, userID: session.userID, deviceID: session.deviceID, createdAt: session.createdAt, revokedAt: revokedAt,
+        dpopThumbprint: session.proof?.thumbprint)
+}
+
+/// A DPoP proof as the verifier hands it to the stores: a key thumbprint and a fresh `jti`.
+@available(LatchkeyServer 1.0, *)
+private func proof(_ thumbprint: String, jti: String = newID(), expiresAt: Date = at(600)) -> VerifiedProof {
+    VerifiedProof(thumbprint: thumbprint, tokenIDHash: "jti-" + jti, expiresAt: expiresAt)
 }
 
 /// Registers a new device (its user, the device, its first session) the way `register-device` does.
@@ -93,7 +101,7 @@ private func registerDevice(_ store: SQLLatchkeyStore, at time: Date = at(0)) as
     let id = newID()
     let device = DeviceRecord(id: id, userID: id, secretHash: "secret-" + newID(), createdAt: time, lastSeenAt: time)
     let session = newSession(user: id, device: id, at: time)
-    try await store.registerNewDevice(device, session: session)
+    #expect(try await store.registerNewDevice(device, session: session) == .created)
     return (device, session)
 }
 
@@ -131,7 +139,46 @@ private func concurrently<T: Sendable>(_ count: Int, _ operation: @escaping @Sen
 @available(LatchkeyServer 1.0, *)
 extension StoreContract {
     static let all: [StoreContract] =
-        users + devices + sessions + sessionConcurrency + accessCodes + signingKeys + rateLimits + budgets + revocationFeed
+        users + devices + sessions + sessionConcurrency + accessCodes + signingKeys + rateLimits + budgets + revocationFeed + pruning
+
+    // MARK: Pruning
+
+    static let pruning: [StoreContract] = [
+        StoreContract("pruning removes what no longer decides anything, and nothing else") { store async throws in
+            // Rate-limit hits: one old, one recent (in buckets of their own: a hit prunes its own bucket).
+            _ = try await store.recordHit(bucket: "old", limit: 10, window: 3600, now: at(0))
+            _ = try await store.recordHit(bucket: "b", limit: 10, window: 3600, now: at(5000))
+            // Sessions: one revoked long ago, one whose refresh token expired, one live.
+            let (_, revoked) = try await registerDevice(store)
+            #expect(try await store.revokeSession(id: revoked.id, reason: "test", at: at(10)))
+            let user = newID()
+            #expect(try await store.registerUser(id: user, kind: .federated, at: at(0)))
+            let expired = newSession(user: user, at: at(0), expiresIn: 100)
+            try await store.createSession(expired)
+            let live = newSession(user: user, at: at(0), expiresIn: 100_000)
+            try await store.createSession(live)
+            // A nonce and a proof past their expiry, one of each not.
+            #expect(try await store.spendNonce("old", expiresAt: at(50), now: at(0)))
+            #expect(try await store.spendNonce("new", expiresAt: at(10_000), now: at(0)))
+            var oldProof = newSession(user: user, at: at(0), expiresIn: 100_000)
+            oldProof.proof = proof("key", jti: "old", expiresAt: at(50))
+            try await store.createSession(oldProof)
+
+            let counts = try await store.prune(now: at(6000), hitsBefore: at(6000 - 3600), sessionsBefore: at(5000), feedBefore: at(0))
+            #expect(counts.rateLimitHits == 1)
+            #expect(counts.refreshTokens == 2)  // the revoked session's (expired at 3600) and the expired one's
+            #expect(counts.sessions == 2)  // the revoked one and the one left without refresh tokens
+            #expect(counts.nonces == 1)
+            #expect(counts.proofs == 1)
+            #expect(try await store.session(id: revoked.id) == nil)
+            #expect(try await store.session(id: expired.id) == nil)
+            #expect(try await store.session(id: live.id) == record(live))
+            #expect(try await store.hits(bucket: "b", window: 3600, now: at(6000)).count == 1)
+            #expect(try await store.spendNonce("new", expiresAt: at(10_000), now: at(6000)) == false)
+            // A second pass finds nothing.
+            #expect(try await store.prune(now: at(6000), hitsBefore: at(2400), sessionsBefore: at(5000), feedBefore: at(0)).total == 0)
+        }
+    ]
 
     // MARK: Users
 
@@ -230,27 +277,65 @@ extension StoreContract {
             #expect(try await store.devices(ofUser: unknown).isEmpty)
             #expect(try await store.profile(ofUser: unknown) == nil)
         },
-        StoreContract("devices: a duplicate device ID is a conflict and writes nothing") { store async throws in
+        StoreContract("devices: a duplicate device ID exists already and writes nothing") { store async throws in
             let (device, _) = try await registerDevice(store)
             // Same device ID under a fresh user ID: the user insert would succeed, the device insert conflicts.
             let otherUser = newID()
             let duplicate = DeviceRecord(id: device.id, userID: otherUser, secretHash: "other", createdAt: at(1), lastSeenAt: at(1))
             let session = newSession(user: otherUser, device: device.id, at: at(1))
-            await #expect(throws: StoreError.conflict) {
-                try await store.registerNewDevice(duplicate, session: session)
-            }
+            #expect(try await store.registerNewDevice(duplicate, session: session) == .exists)
             // All or nothing: neither the user nor the session of the failed registration exists.
             #expect(try await store.user(id: otherUser) == nil)
             #expect(try await store.session(id: session.id) == nil)
             #expect(try await store.device(id: device.id) == device)
         },
-        StoreContract("devices: registering an existing user's ID again is a conflict") { store async throws in
+        StoreContract("devices: registering an existing user's ID again exists already") { store async throws in
             let (device, _) = try await registerDevice(store)
             let again = DeviceRecord(id: device.id, userID: device.userID, secretHash: "again", createdAt: at(1), lastSeenAt: at(1))
-            await #expect(throws: StoreError.conflict) {
-                try await store.registerNewDevice(again, session: newSession(user: device.userID, device: device.id, at: at(1)))
-            }
+            #expect(try await store.registerNewDevice(again, session: newSession(user: device.userID, device: device.id, at: at(1))) == .exists)
             #expect(try await store.device(id: device.id)?.secretHash == device.secretHash)
+        },
+        StoreContract("devices: a deleted user's ID is retired until support frees it") { store async throws in
+            let (device, _) = try await registerDevice(store)
+            #expect(try await store.deleteUser(id: device.userID, at: at(5)) != nil)
+            #expect(try await store.deletedAt(userID: device.userID) == at(5))
+            let again = DeviceRecord(id: device.id, userID: device.userID, secretHash: "again", createdAt: at(6), lastSeenAt: at(6))
+            let session = newSession(user: device.userID, device: device.id, at: at(6))
+            #expect(try await store.registerNewDevice(again, session: session) == .deletedID)
+            #expect(try await store.registerUser(id: device.userID, kind: .device, at: at(6)) == false)
+            #expect(try await store.user(id: device.userID) == nil)
+            #expect(try await store.session(id: session.id) == nil)
+            #expect(try await store.freeDeletedID(device.userID))
+            #expect(try await store.freeDeletedID(device.userID) == false)
+            #expect(try await store.registerNewDevice(again, session: session) == .created)
+        },
+        StoreContract("devices: a keyless device signing in with a proof is bound to its key from then on") { store async throws in
+            let (device, _) = try await registerDevice(store)
+            var session = newSession(user: device.userID, device: device.id, at: at(10))
+            session.proof = proof("key-a")
+            try await store.signInDevice(device.id, session: session)
+            #expect(try await store.device(id: device.id)?.keyThumbprint == "key-a")
+            #expect(try await store.device(id: device.id)?.lastSeenAt == at(10))
+            #expect(try await store.session(id: session.id)?.dpopThumbprint == "key-a")
+            // A bound device keeps its key: a later sign-in with another proof does not replace it.
+            var other = newSession(user: device.userID, device: device.id, at: at(11))
+            other.proof = proof("key-b")
+            try await store.signInDevice(device.id, session: other)
+            #expect(try await store.device(id: device.id)?.keyThumbprint == "key-a")
+        },
+        StoreContract("devices: support's reset replaces the secret, forgets the key and revokes the device's sessions") { store async throws in
+            let (device, first) = try await registerDevice(store)
+            var bound = newSession(user: device.userID, device: device.id, at: at(1))
+            bound.proof = proof("key-a")
+            try await store.signInDevice(device.id, session: bound)
+            let before = try await store.latestRevocationSequence()
+            let revoked = try #require(try await store.resetDevice(id: device.id, secretHash: "new-secret", at: at(2)))
+            #expect(Set(revoked) == [first.id, bound.id])
+            let reset = try await store.device(id: device.id)
+            #expect(reset?.secretHash == "new-secret")
+            #expect(reset?.keyThumbprint == nil)
+            #expect(try await store.revocations(after: before, limit: 10).count == 2)
+            #expect(try await store.resetDevice(id: newID(), secretHash: "x", at: at(3)) == nil)
         },
     ]
 
@@ -271,13 +356,15 @@ extension StoreContract {
                 try await store.createSession(session)
             }
         },
-        StoreContract("sessions: rotate first use, reuse within grace, reuse after grace revokes and is in the feed") { store async throws in
+        StoreContract("sessions: rotate first use; a lost answer is given again; reuse after a descendant was used revokes") { store async throws in
             let (_, session) = try await registerDevice(store)
             let successor = "hash-" + newID()
-            let first = try await store.rotateRefreshToken(
-                sessionID: session.id, presentedHash: session.refreshTokenHash, successorHash: successor,
-                successorExpiresAt: at(3600), now: at(100), graceWindow: 10)
-            #expect(first == .rotated(record(session)))
+            func present(_ hash: String, successor: String, at time: Double) async throws -> RefreshRotation {
+                try await store.rotateRefreshToken(
+                    sessionID: session.id, presentedHash: hash, successorHash: successor, successorExpiresAt: at(time + 3600), now: at(time),
+                    graceWindow: 10)
+            }
+            #expect(try await present(session.refreshTokenHash, successor: successor, at: 100) == .rotated(record(session)))
             // The refresh marks the device as seen.
             if let deviceID = session.deviceID {
                 #expect(try await store.devices(ofUser: session.userID).first { $0.id == deviceID }?.lastSeenAt == at(100))
@@ -287,32 +374,93 @@ extension StoreContract {
             #expect(try await store.isRefreshTokenSpent(sessionID: session.id, hash: session.refreshTokenHash) == true)
             #expect(try await store.isRefreshTokenSpent(sessionID: session.id, hash: successor) == false)
 
-            // Within the grace window (inclusive): the first use's successor stands, nothing new is stored.
-            let retry = "hash-" + newID()
-            let second = try await store.rotateRefreshToken(
-                sessionID: session.id, presentedHash: session.refreshTokenHash, successorHash: retry,
-                successorExpiresAt: at(3600), now: at(110), graceWindow: 10)
-            #expect(second == .withinGrace(record(session)))
-            #expect(try await store.isRefreshTokenSpent(sessionID: session.id, hash: retry) == nil)
+            // Its successor never used: the first answer was lost, so the same successor stands, at any time.
+            #expect(try await present(session.refreshTokenHash, successor: successor, at: 105) == .unclaimedSuccessor(record(session)))
+            #expect(try await present(session.refreshTokenHash, successor: successor, at: 3000) == .unclaimedSuccessor(record(session)))
             #expect(try await store.session(id: session.id)?.revokedAt == nil)
 
-            // After the grace window: reuse, the session is revoked and the revocation is in the feed.
+            // The successor is used at 3001; the first token presented again within 10 s of its own first use would be
+            // within grace, but that was at 100: it is reuse now, and the session is revoked and in the feed.
+            let next = "hash-" + newID()
+            #expect(try await present(successor, successor: next, at: 3001) == .rotated(record(session)))
             let before = try await store.latestRevocationSequence()
-            let third = try await store.rotateRefreshToken(
-                sessionID: session.id, presentedHash: session.refreshTokenHash, successorHash: "hash-" + newID(),
-                successorExpiresAt: at(3600), now: at(111), graceWindow: 10)
-            #expect(third == .reuseDetected(record(session)))
-            #expect(try await store.session(id: session.id)?.revokedAt == at(111))
-            #expect(try await store.latestRevocationSequence() > before)
+            #expect(try await present(session.refreshTokenHash, successor: successor, at: 3002) == .reuseDetected(record(session)))
+            #expect(try await store.session(id: session.id)?.revokedAt == at(3002))
             let entries = try await store.revocations(after: before, limit: 100)
             #expect(entries.map(\.scope) == [.session])
             #expect(entries.map(\.value) == [session.id])
 
             // The revoked session's live successor is dead too.
-            let afterRevocation = try await store.rotateRefreshToken(
-                sessionID: session.id, presentedHash: successor, successorHash: "hash-" + newID(),
-                successorExpiresAt: at(3600), now: at(112), graceWindow: 10)
-            #expect(afterRevocation == .invalid)
+            #expect(try await present(next, successor: "hash-" + newID(), at: 3003) == .invalid)
+        },
+        StoreContract("sessions: a spent token whose successor was used is within grace for 10 s of its first use") { store async throws in
+            let (_, session) = try await registerDevice(store)
+            let successor = "hash-" + newID()
+            #expect(
+                try await store.rotateRefreshToken(
+                    sessionID: session.id, presentedHash: session.refreshTokenHash, successorHash: successor, successorExpiresAt: at(3600),
+                    now: at(100), graceWindow: 10) == .rotated(record(session)))
+            #expect(
+                try await store.rotateRefreshToken(
+                    sessionID: session.id, presentedHash: successor, successorHash: "hash-" + newID(), successorExpiresAt: at(3600),
+                    now: at(101), graceWindow: 10) == .rotated(record(session)))
+            #expect(
+                try await store.rotateRefreshToken(
+                    sessionID: session.id, presentedHash: session.refreshTokenHash, successorHash: successor, successorExpiresAt: at(3600),
+                    now: at(110), graceWindow: 10) == .withinGrace(record(session)))
+            #expect(try await store.session(id: session.id)?.revokedAt == nil)
+        },
+        StoreContract("sessions: a bound session refreshes only with a proof of its key, and a proof is accepted once") { store async throws in
+            let user = newID()
+            #expect(try await store.registerUser(id: user, kind: .federated, at: at(0)))
+            var session = newSession(user: user, at: at(0))
+            session.proof = proof("key-a")
+            try await store.createSession(session)
+            #expect(try await store.session(id: session.id)?.dpopThumbprint == "key-a")
+            func present(_ presented: VerifiedProof?, requireProof: Bool = false) async throws -> RefreshRotation {
+                try await store.rotateRefreshToken(
+                    sessionID: session.id, presentedHash: session.refreshTokenHash, successorHash: "hash-" + newID(),
+                    successorExpiresAt: at(3600), now: at(1), graceWindow: 10, proof: presented, requireProof: requireProof)
+            }
+            // No proof, or another key's: refused, and nothing spent.
+            #expect(try await present(nil) == .proofRequired(record(session)))
+            #expect(try await present(proof("key-b")) == .proofRequired(record(session)))
+            #expect(try await store.isRefreshTokenSpent(sessionID: session.id, hash: session.refreshTokenHash) == false)
+            // The key's proof rotates; the same proof again is a replay, refused before anything is spent.
+            let once = proof("key-a")
+            #expect(try await present(once) == .rotated(record(session)))
+            await #expect(throws: DPoPRejection.replayed) { try await present(once) }
+        },
+        StoreContract("sessions: a keyless session is bound by its first proof; required proofs refuse keyless refreshes") { store async throws in
+            let (_, session) = try await registerDevice(store)
+            #expect(
+                try await store.rotateRefreshToken(
+                    sessionID: session.id, presentedHash: session.refreshTokenHash, successorHash: "hash-" + newID(), successorExpiresAt: at(3600),
+                    now: at(1), graceWindow: 10, proof: nil, requireProof: true) == .proofRequired(record(session)))
+            let successor = "hash-" + newID()
+            #expect(
+                try await store.rotateRefreshToken(
+                    sessionID: session.id, presentedHash: session.refreshTokenHash, successorHash: successor, successorExpiresAt: at(3600),
+                    now: at(2), graceWindow: 10, proof: proof("key-a"), requireProof: false) == .rotated(record(session)))
+            #expect(try await store.session(id: session.id)?.dpopThumbprint == "key-a")
+            var bound = record(session)
+            bound.dpopThumbprint = "key-a"
+            #expect(
+                try await store.rotateRefreshToken(
+                    sessionID: session.id, presentedHash: successor, successorHash: "hash-" + newID(), successorExpiresAt: at(3600),
+                    now: at(3), graceWindow: 10) == .proofRequired(bound))
+        },
+        StoreContract("sessions: creating a session with a proof already spent writes nothing") { store async throws in
+            let user = newID()
+            #expect(try await store.registerUser(id: user, kind: .federated, at: at(0)))
+            let spent = proof("key-a")
+            var first = newSession(user: user, at: at(0))
+            first.proof = spent
+            try await store.createSession(first)
+            var second = newSession(user: user, at: at(1))
+            second.proof = spent
+            await #expect(throws: DPoPRejection.replayed) { try await store.createSession(second) }
+            #expect(try await store.session(id: second.id) == nil)
         },
         StoreContract("sessions: the successor of a rotation rotates in turn") { store async throws in
             let (_, session) = try await registerDevice(store)
@@ -454,6 +602,23 @@ extension StoreContract {
             await #expect(throws: StoreError.conflict) { try await store.insertAccessCode(accessCode(user: newID(), at: at(2))) }
             #expect(try await store.accessCodes() == [code])
         },
+        StoreContract("access codes: revoking a code ends the sessions exchanged from it, and only those") { store async throws in
+            let user = newID()
+            #expect(try await store.registerUser(id: user, kind: .federated, at: at(0)))
+            let code = accessCode(user: user, at: at(1))
+            try await store.insertAccessCode(code)
+            var exchanged = newSession(user: user, at: at(2))
+            exchanged.accessCodeID = code.id
+            try await store.createSession(exchanged)
+            let other = newSession(user: user, at: at(2))
+            try await store.createSession(other)
+            let before = try await store.latestRevocationSequence()
+            let result = try #require(try await store.revokeAccessCode(id: code.id, at: at(3)))
+            #expect(result.revokedSessions == [exchanged.id])
+            #expect(try await store.session(id: exchanged.id)?.revokedAt == at(3))
+            #expect(try await store.session(id: other.id)?.revokedAt == nil)
+            #expect(try await store.revocations(after: before, limit: 10).map(\.value) == [exchanged.id])
+        },
         StoreContract("access codes: revoke stamps the first revocation time; unknown is nil") { store async throws in
             let user = newID()
             #expect(try await store.registerUser(id: user, kind: .federated, at: at(0)))
@@ -463,10 +628,10 @@ extension StoreContract {
             try await store.insertAccessCode(other)
             var revoked = code
             revoked.revokedAt = at(30)
-            #expect(try await store.revokeAccessCode(id: code.id, at: at(30)) == revoked)
+            #expect(try await store.revokeAccessCode(id: code.id, at: at(30))?.code == revoked)
             #expect(try await store.accessCode(id: code.id) == revoked)
             // Revoking again keeps the first time.
-            #expect(try await store.revokeAccessCode(id: code.id, at: at(40)) == revoked)
+            #expect(try await store.revokeAccessCode(id: code.id, at: at(40))?.code == revoked)
             #expect(try await store.accessCode(id: other.id)?.revokedAt == nil)
             #expect(try await store.accessCodes() == [revoked, other])
             #expect(try await store.revokeAccessCode(id: newID(), at: at(50)) == nil)
@@ -733,11 +898,11 @@ extension StoreContract {
                 sessions.append(session.id)
             }
             let latest = try await store.latestRevocationSequence()
-            try await store.pruneRevocations(before: at(15))
+            _ = try await store.prune(now: at(0), hitsBefore: at(0), sessionsBefore: at(-1), feedBefore: at(15))
             #expect(try await feed(store).map(\.value) == Array(sessions[2...]))
             #expect(try await store.latestRevocationSequence() == latest)
             // Pruning everything keeps the newest entry, so the sequence never goes backwards.
-            try await store.pruneRevocations(before: at(1000))
+            _ = try await store.prune(now: at(0), hitsBefore: at(0), sessionsBefore: at(-1), feedBefore: at(1000))
             let left = try await feed(store)
             #expect(left.map(\.value) == [sessions[3]])
             #expect(left.map(\.sequence) == [latest])
@@ -749,7 +914,7 @@ extension StoreContract {
                 #expect(try await store.revokeSession(id: session.id, reason: "test", at: at(second)))
             }
             let latest = try await store.latestRevocationSequence()
-            try await store.pruneRevocations(before: at(1000))
+            _ = try await store.prune(now: at(0), hitsBefore: at(0), sessionsBefore: at(-1), feedBefore: at(1000))
             #expect(try await feed(store).count == 1)
 
             // A reader whose cursor is at the previous latest sees what comes next.

@@ -257,7 +257,7 @@ import Testing
         let other = try await TestServer.make(configure: { $0.masterKey = Data(repeating: 9, count: 32).base64EncodedString() })
         let foreign: TokenPairResponse
         do {
-            foreign = try await other.services.devices.register(deviceID: UUID().uuidString.lowercased(), deviceSecret: nil).tokens
+            foreign = try await other.services.devices.register(deviceID: UUID().uuidString.lowercased(), deviceSecret: nil, proof: nil).tokens
             await other.services.close()
         } catch {
             await other.services.close()
@@ -277,7 +277,7 @@ import Testing
         let other = try await TestServer.make(configure: { $0.publicURL = "https://elsewhere.example" })
         let foreign: TokenPairResponse
         do {
-            foreign = try await other.services.devices.register(deviceID: UUID().uuidString.lowercased(), deviceSecret: nil).tokens
+            foreign = try await other.services.devices.register(deviceID: UUID().uuidString.lowercased(), deviceSecret: nil, proof: nil).tokens
             await other.services.close()
         } catch {
             await other.services.close()
@@ -311,7 +311,7 @@ import Testing
             }
             let foreign: TokenPairResponse
             do {
-                foreign = try await sibling.services.sessions.startSession(userID: device.userID, deviceID: device.userID)
+                foreign = try await sibling.services.sessions.startSession(userID: device.userID, deviceID: device.userID, proof: nil)
                 await sibling.services.close()
             } catch {
                 await sibling.services.close()

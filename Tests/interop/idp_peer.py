@@ -19,6 +19,7 @@ Apple's endpoints:
   POST /auth/revoke                    form: client_id, client_secret, token[, token_type_hint]
 Clerk's endpoint:
   GET  /clerk/.well-known/jwks.json    Clerk's JWKS (fetches are counted); issuer http://127.0.0.1:PORT/clerk
+  GET  /down/.well-known/jwks.json     a provider whose JWKS answers 503 (fetches are counted per ?tag=)
 Test controls:
   GET  /test/stats[?tag=T]             {"apple_jwks_fetches": n, "clerk_jwks_fetches": n[, "tag_fetches": n]}
                                        (JWKS fetched as /auth/keys?tag=T are counted per tag too)
@@ -204,7 +205,7 @@ def clerk_issuer(port: int) -> str:
 
 
 def mint_clerk(body: dict[str, Any], port: int) -> str:
-    check_fields(body, {"claims", "omit", "kid", "sign_with"})
+    check_fields(body, {"claims", "omit", "kid", "sign_with", "typ"})
     sign_with = body.get("sign_with", "clerk-1")
     if sign_with not in CLERK_SIGNERS:
         raise BadRequest("sign_with must be clerk-1 or rogue")
@@ -220,6 +221,12 @@ def mint_clerk(body: dict[str, Any], port: int) -> str:
     }
     claims = build_claims(defaults, body)
     header = header_with_kid("RS256", body, sign_with)
+    if "typ" in body:  # a token of another JWT type (an ID token, a DPoP proof…), or none at all
+        if body["typ"] is not None and not isinstance(body["typ"], str):
+            raise BadRequest("typ must be a string or null")
+        if body["typ"] is not None:
+            header["typ"] = body["typ"]
+        return jwt.encode(header, claims, KEYS[sign_with], algorithms=["RS256"], default_type=None)
     return jwt.encode(header, claims, KEYS[sign_with], algorithms=["RS256"])  # typ "JWT", as Clerk's
 
 
@@ -381,6 +388,7 @@ class Handler(BaseHTTPRequestHandler):
         routes = {
             ("GET", "/auth/keys"): self.apple_keys,
             ("GET", "/clerk/.well-known/jwks.json"): self.clerk_keys,
+            ("GET", "/down/.well-known/jwks.json"): self.down_keys,
             ("GET", "/test/stats"): self.stats,
             ("GET", "/test/developer-key"): self.developer_key,
             ("GET", "/test/public-key"): self.public_key,
@@ -433,6 +441,11 @@ class Handler(BaseHTTPRequestHandler):
         with LOCK:
             STATE["clerk_jwks_fetches"] += 1
         self.send(200, {"keys": [public_jwk("clerk-1")]}, {"Cache-Control": "max-age=3600"})
+
+    def down_keys(self) -> None:
+        """A provider whose JWKS endpoint fails: counted per tag, answered 503."""
+        self.count_tag()
+        self.send(503, {"error": "unavailable"})
 
     def stats(self) -> None:
         tag = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query).get("tag", [None])[0]

@@ -36,12 +36,19 @@ token = json.loads(body)["access_token"]
 status, _, _ = call("POST", nginx + "/api/edit", {"X-Device-ID": device}, b"{}")
 check(status == 401, f"no token: nginx answers 401 (got {status})")
 
+# The client cannot choose the path Latchkey checks: nginx sets X-Original-URI itself, and the path is normalised.
+status, _, _ = call("POST", nginx + "/api/edit", {"X-Device-ID": device, "X-Original-URI": "/public"}, b"{}")
+check(status == 401, f"a client's own X-Original-URI changes nothing (got {status})")
+status, _, _ = call("POST", nginx + "/api/editor", {"X-Device-ID": device}, b"{}")
+check(status == 403, f"/api/editor is not covered by the /api/edit rule (got {status})")
+
 headers = {"Authorization": "Bearer " + token, "X-Device-ID": device, "Content-Type": "application/json"}
 for attempt in range(1, 6):
     status, response_headers, body = call("POST", nginx + "/api/edit", headers, b"{}")
     check(status == 200, f"edit {attempt} passes nginx (got {status})")
     seen = json.loads(body)
-    check(seen["user_id"] == device and seen["kind"] == "guest", f"edit {attempt}: the upstream sees the guest's identity ({seen})")
+    check(not seen["user_id"] and seen["device_id"] == device and seen["kind"] == "guest",
+          f"edit {attempt}: the upstream sees the guest's device, and no user ({seen})")
 
 status, response_headers, body = call("POST", nginx + "/api/edit", headers, b"{}")
 check(status == 429, f"the sixth edit is limited (got {status}: {body[:200]!r})")

@@ -12,6 +12,7 @@ class Handler(BaseHTTPRequestHandler):
             self.rfile.read(length)
         body = json.dumps({
             "user_id": self.headers.get("X-Latchkey-User-Id"),
+            "device_id": self.headers.get("X-Latchkey-Device-Id"),
             "kind": self.headers.get("X-Latchkey-Kind"),
             "path": self.path,
         }).encode()

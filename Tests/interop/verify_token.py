@@ -9,9 +9,12 @@ What it does, as any other backend would:
   3. verifies the access token with joserfc (ES256 only), selecting the key by `kid`,
      and checks iss == BASE_URL, aud == "latchkey", sub == the device id, exp in the future;
   4. checks that the same token with one flipped signature byte is rejected, by joserfc and by
-     the server's GET /api/v1/validate-token.
+     the server's GET /api/v1/validate-token;
+  5. asks for a guest token with the registered device's UUID in X-Device-ID and verifies it with PyJWT from
+     the JWKS: a verifier expecting aud "latchkey" refuses it, and with the guest audience its `sub` is not the
+     device's user ID (a device UUID travels in headers; knowing it must not make anyone that user).
 
-Needs only the standard library and joserfc (installed by scripts/test into a throwaway venv).
+Needs only the standard library, joserfc and PyJWT (installed by scripts/test into a throwaway venv).
 Exits 0 when every check passes; otherwise prints what failed and exits 1.
 Never prints a whole token or secret.
 """
@@ -27,6 +30,7 @@ import urllib.request
 import uuid
 from typing import Any
 
+import jwt as pyjwt
 from joserfc import jwt
 from joserfc.errors import BadSignatureError, JoseError
 from joserfc.jwk import KeySet
@@ -189,6 +193,23 @@ def main(argv: list[str]) -> int:
         check(body.get("valid") is True, f"validate-token says valid: true (got {body.get('valid')!r})")
     status, headers, raw = http("GET", f"{base}/api/v1/validate-token", headers={"Authorization": f"Bearer {forged}"})
     check(status == 401, f"server rejects the forged token on validate-token with 401 (got {status})")
+
+    # 5. A guest token for the registered device, verified by PyJWT from the JWKS.
+    check(header_seen.get("typ") == "at+jwt", f"access tokens are typed at+jwt (RFC 9068) (got {header_seen.get('typ')!r})")
+    guest = get_json("POST", f"{base}/api/v1/auth/guest", 201, headers={"X-Device-ID": device_id})["access_token"]
+    signing_key = pyjwt.PyJWKClient(jwks_uri).get_signing_key_from_jwt(guest).key
+    try:
+        pyjwt.decode(guest, signing_key, algorithms=["ES256"], audience=AUDIENCE, issuer=base)
+        check(False, "PyJWT expecting aud 'latchkey' refuses a guest token")
+    except pyjwt.InvalidAudienceError:
+        check(True, "PyJWT expecting aud 'latchkey' refuses a guest token")
+    guest_claims = pyjwt.decode(guest, signing_key, algorithms=["ES256"], audience=AUDIENCE + ":guest", issuer=base)
+    check(guest_claims.get("sub") != device_id and guest_claims.get("sub", "").lower() != device_id.lower(),
+          f"the guest token's sub is not the device's user ID (got {guest_claims.get('sub')!r})")
+    check(guest_claims.get("did") == device_id.lower(), "the guest token names the device in did")
+    check(guest_claims.get("kind") == "guest", "the guest token's kind is guest")
+    validation = get_json("GET", f"{base}/api/v1/validate-token", 200, headers={"Authorization": f"Bearer {guest}"})
+    check(validation.get("sub") != device_id.lower(), f"validate-token does not give the guest the user's ID (got {validation.get('sub')!r})")
 
     return 0
 

@@ -5,17 +5,19 @@ import LatchkeyAPI
 @available(LatchkeyServer 1.0, *)
 struct AccessCodeRoutes {
     let accessCodes: AccessCodeService
+    let dpop: DPoPVerifier
     let maxBodySize: Int
     let limiter: RateLimiter
     let limits: AbuseLimits
 
     func add(to router: RouterGroup<LatchkeyRequestContext>) {
         router.post("auth/access-code/exchange") { request, context in
-            let client = context.clientIP(of: request, trustedProxies: self.limits.trustedProxies)
+            let client = context.limitKey(of: request, trustedProxies: self.limits.trustedProxies)
+            let proof = try self.dpop.proof(of: request)
             return try await self.limiter.limiting(self.limits.accessCodeExchange, key: client) {
                 var request = request
                 let body = try await request.decodeJSON(as: AccessCodeExchangeRequest.self, limit: self.maxBodySize)
-                return try jsonResponse(try await self.accessCodes.exchange(code: body.accessCode))
+                return try tokenResponse(try await self.accessCodes.exchange(code: body.accessCode, proof: proof))
             }
         }
     }

@@ -21,7 +21,7 @@ public struct AccessCodeService: Sendable {
         }
         let lifetime = expiresIn ?? self.defaultLifetime
         let (code, claims) = try await self.tokens.issue(
-            kind: .accessCode, userID: userID, sessionID: nil, deviceID: nil, lifetime: lifetime)
+            kind: .accessCode, subject: userID, sessionID: nil, deviceID: nil, lifetime: lifetime)
         let record = AccessCodeRecord(
             id: claims.tokenID, userID: userID, note: note, createdAt: Date(timeIntervalSince1970: TimeInterval(claims.issuedAt)),
             expiresAt: Date(timeIntervalSince1970: TimeInterval(claims.expiresAt)), revokedAt: nil)
@@ -31,19 +31,22 @@ public struct AccessCodeService: Sendable {
 
     public func list() async throws -> [AccessCodeRecord] { try await self.store.accessCodes() }
 
-    /// Revokes the code with ID (`jti`) `id`; it gets 401 at once on this server.
-    public func revoke(id: String) async throws -> AccessCodeRecord {
-        guard let record = try await self.store.revokeAccessCode(id: id, at: self.clock.now()) else {
+    /// Revokes the code with ID (`jti`) `id` and ends the sessions exchanged from it; they get 401 at once on this
+    /// server, and on the others through the revocation feed.
+    public func revoke(id: String) async throws -> (code: AccessCodeRecord, revokedSessions: Int) {
+        guard let (record, sessions) = try await self.store.revokeAccessCode(id: id, at: self.clock.now()) else {
             throw ServiceError.notFound("No access code with ID \(id).")
         }
         self.cache.invalidate(tokenID: id)
-        return record
+        self.cache.invalidate(sessionIDs: sessions)
+        return (record, sessions.count)
     }
 
-    /// Trades a valid access code for a new session of its user. The code stays valid.
-    public func exchange(code: String) async throws -> TokenPairResponse {
+    /// Trades a valid access code for a new session of its user (bound to `proof`'s key when one came). The code stays
+    /// valid; revoking it ends the session.
+    public func exchange(code: String, proof: VerifiedProof? = nil) async throws -> TokenPairResponse {
         let verified = try await self.verifier.verify(code)
         guard verified.kind == .accessCode else { throw TokenRejection.notAnAccessCode }
-        return try await self.sessions.startSession(userID: verified.userID, deviceID: nil)
+        return try await self.sessions.startSession(userID: verified.userID, deviceID: nil, proof: proof, accessCodeID: verified.claims.tokenID)
     }
 }

@@ -7,8 +7,9 @@ public protocol AccessCodeStore: Sendable {
     func insertAccessCode(_ code: AccessCodeRecord) async throws
     func accessCode(id: String) async throws -> AccessCodeRecord?
     func accessCodes() async throws -> [AccessCodeRecord]
-    /// Revokes the code; returns it, or nil when there is no such code.
-    func revokeAccessCode(id: String, at time: Date) async throws -> AccessCodeRecord?
+    /// Revokes the code and ends the sessions exchanged from it; returns the code and those sessions' IDs, or nil when
+    /// there is no such code.
+    func revokeAccessCode(id: String, at time: Date) async throws -> (code: AccessCodeRecord, revokedSessions: [String])?
 }
 
 @available(LatchkeyServer 1.0, *)
@@ -37,11 +38,14 @@ extension SQLLatchkeyStore: AccessCodeStore {
         }
     }
 
-    public func revokeAccessCode(id: String, at time: Date) async throws -> AccessCodeRecord? {
+    public func revokeAccessCode(id: String, at time: Date) async throws -> (code: AccessCodeRecord, revokedSessions: [String])? {
         try await self.database.transaction { sql in
-            try await sql.raw(
-                "UPDATE access_codes SET revoked_at = COALESCE(revoked_at, \(bind: time.stored)) WHERE id = \(bind: id) RETURNING *"
-            ).first().map(Self.accessCode(from:))
+            guard
+                let code = try await sql.raw(
+                    "UPDATE access_codes SET revoked_at = COALESCE(revoked_at, \(bind: time.stored)) WHERE id = \(bind: id) RETURNING *"
+                ).first().map(Self.accessCode(from:))
+            else { return nil }
+            return (code, try await Self.revokeSessions(where: "access_code_id = \(bind: id)", reason: "access_code_revoked", at: time, on: sql))
         }
     }
 

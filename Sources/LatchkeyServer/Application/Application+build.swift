@@ -11,49 +11,72 @@ public func buildRouter(services: LatchkeyServices) -> Router<LatchkeyRequestCon
     let router = Router(context: LatchkeyRequestContext.self)
     router.add(middleware: RequestLogMiddleware(metrics: services.metrics))
     router.add(middleware: ErrorMiddleware())
-    let limit = services.configuration.maxBodySize
-    let (limiter, limits) = (services.rateLimiter, services.configuration.limits)
+    let configuration = services.configuration
+    let limit = configuration.maxBodySize
+    let (limiter, limits, dpop) = (services.rateLimiter, configuration.limits, services.dpop)
+    let bearer = BearerAuthenticator(verifier: services.verifier)
     let api = router.group("api/v1")
-    let authenticated = router.group("api/v1").add(middleware: BearerAuthenticator(verifier: services.verifier))
+    let authenticated = router.group("api/v1").add(middleware: bearer)
+    // The routes that take DPoP proofs answer with the nonce the next proof must carry.
+    let nonce = DPoPNonceMiddleware<LatchkeyRequestContext>(nonces: dpop.nonces, clock: services.clock)
+    let proving = router.group("api/v1").add(middleware: nonce)
+    let provingAuthenticated = router.group("api/v1").add(middleware: nonce).add(middleware: bearer)
 
     HealthRoutes(database: services.database).add(to: api)
-    UserRoutes(users: services.users, maxBodySize: limit).add(public: api, authenticated: authenticated)
-    DeviceRoutes(devices: services.devices, maxBodySize: limit, limiter: limiter, limits: limits).add(to: api)
+    UserRoutes(users: services.users, maxBodySize: limit, limiter: limiter, limits: limits).add(public: api, authenticated: authenticated)
+    DeviceRoutes(devices: services.devices, dpop: dpop, maxBodySize: limit, limiter: limiter, limits: limits).add(to: proving)
     GuestRoutes(guests: services.guests, limiter: limiter, limits: limits).add(to: api)
-    SessionRoutes(sessions: services.sessions, maxBodySize: limit, limiter: limiter, limits: limits).add(public: api, authenticated: authenticated)
+    SessionRoutes(sessions: services.sessions, dpop: dpop, maxBodySize: limit, limiter: limiter, limits: limits)
+        .add(public: proving, authenticated: authenticated)
     TokenRoutes(verifier: services.verifier).add(to: api)
     UsageRoutes(budgets: services.budgets, maxBodySize: limit).add(to: api)
     AuthorizeRoutes(
-        rules: services.configuration.authorizationRules, meters: services.configuration.meters, verifier: services.verifier,
-        limiter: limiter, trustedProxies: limits.trustedProxies
+        rules: configuration.authorizationRules, meters: configuration.meters, verifier: services.verifier, limiter: limiter,
+        trustedProxies: limits.trustedProxies, proxy: configuration.authorizeProxy
     ).add(to: api)
     FederationRoutes(
-        federation: services.federation, users: services.users, verifier: services.verifier, maxBodySize: limit, limiter: limiter, limits: limits)
-        .add(public: api, authenticated: authenticated)
-    AccessCodeRoutes(accessCodes: services.accessCodes, maxBodySize: limit, limiter: limiter, limits: limits).add(to: api)
+        federation: services.federation, users: services.users, sessions: services.sessions, verifier: services.verifier, dpop: dpop,
+        maxBodySize: limit, limiter: limiter, limits: limits
+    ).add(public: proving, authenticated: provingAuthenticated)
+    AccessCodeRoutes(accessCodes: services.accessCodes, dpop: dpop, maxBodySize: limit, limiter: limiter, limits: limits).add(to: proving)
     DiscoveryRoutes(keyRing: services.keyRing, issuer: services.issuer).add(to: router)
-    OperationsRoutes(metrics: services.metrics).add(to: router)
+    let operations = OperationsRoutes(metrics: services.metrics, token: configuration.metricsToken)
+    operations.addDocument(to: router)
+    if configuration.metricsPort == nil { operations.addMetrics(to: router) }
     return router
 }
 
 /// A Latchkey server over `services`, listening on the configured host and port.
 ///
-/// It runs ``SigningKeyReloader`` and ``RevocationFeed`` beside the HTTP server, so keys rotated and
-/// sessions revoked by the CLI (or by another process on the same database) take effect without a restart.
+/// It runs ``SigningKeyReloader``, ``RevocationFeed`` and ``StorePruner`` beside the HTTP server, so keys rotated and
+/// sessions revoked by the CLI (or by another process on the same database) take effect without a restart, and
+/// the database stays bounded. With `metrics.port` set, `GET /metrics` is served on that port instead.
 @available(LatchkeyServer 1.0, *)
 public func buildApplication(services: LatchkeyServices, logger: Logger) -> some ApplicationProtocol {
     let configuration = services.configuration
+    var background: [any Service] = [
+        SigningKeyReloader(keyRing: services.keyRing, interval: configuration.keyReloadInterval, logger: logger),
+        services.revocations, services.pruner,
+    ]
+    if let sqlite = services.database as? SQLiteLatchkeyDatabase { background.append(sqlite.checkpointer(logger: logger)) }
+    if let port = configuration.metricsPort {
+        let router = Router(context: LatchkeyRequestContext.self)
+        router.add(middleware: ErrorMiddleware())
+        OperationsRoutes(metrics: services.metrics, token: configuration.metricsToken).addMetrics(to: router)
+        background.append(
+            Application(
+                router: router, configuration: .init(address: .hostname(configuration.host, port: port), serverName: "latchkey-metrics"),
+                logger: logger))
+    }
     return Application(
         router: buildRouter(services: services),
+        server: .http1(configuration: .init(idleTimeout: .nanoseconds(Int64(configuration.idleTimeout * 1_000_000_000)))),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "latchkey"),
-        services: [
-            SigningKeyReloader(keyRing: services.keyRing, interval: configuration.keyReloadInterval, logger: logger),
-            services.revocations,
-        ] + ((services.database as? SQLiteLatchkeyDatabase).map { [$0.checkpointer(logger: logger)] } ?? []),
+        services: background,
         logger: logger)
 }
 
-/// Reloads the signing keys from the database every `interval` seconds.
+/// Reloads the signing keys from the database every `interval` seconds (more than 0: checked at start).
 @available(LatchkeyServer 1.0, *)
 public struct SigningKeyReloader: Service {
     let keyRing: SigningKeyRing
@@ -61,8 +84,7 @@ public struct SigningKeyReloader: Service {
     let logger: Logger
 
     public func run() async throws {
-        guard self.interval > 0 else { return }
-        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+        while !Task.isShuttingDownGracefully {
             do {
                 try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(self.interval)) }
             } catch { return }

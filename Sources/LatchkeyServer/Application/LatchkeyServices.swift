@@ -28,6 +28,10 @@ public struct LatchkeyServices: Sendable {
     public let revocations: RevocationFeed
     /// The issuer in tokens: `public-url`, else the one recorded by the last `serve` on this database.
     public let issuer: String
+    /// Checks DPoP proofs (RFC 9449) and hands out their nonces.
+    let dpop: DPoPVerifier
+    /// Removes rows that no longer decide anything; runs beside the server.
+    public let pruner: StorePruner
 
     /// Opens the database, applies migrations and loads (creating when missing) the signing keys.
     ///
@@ -43,7 +47,7 @@ public struct LatchkeyServices: Sendable {
                 url: configuration.database, timeout: configuration.databaseTimeout,
                 maximumConnections: configuration.databaseMaxConnections, logger: logger)
         } else {
-            database = try await SQLiteLatchkeyDatabase(path: configuration.database, logger: logger)
+            database = try await SQLiteLatchkeyDatabase(path: configuration.database, timeout: configuration.databaseTimeout, logger: logger)
         }
         do {
             return try await Self.open(configuration: configuration, database: database, clock: clock, recordIssuer: recordIssuer, logger: logger)
@@ -72,9 +76,11 @@ public struct LatchkeyServices: Sendable {
         try await keyRing.prepare()
         let metrics = LatchkeyMetrics()
         let cache = TokenVerificationCache(capacity: configuration.verificationCacheCapacity, ceiling: configuration.verificationCacheCeiling)
-        let issuerService = AccessTokenIssuer(keyRing: keyRing, issuer: issuer, audience: configuration.audience, clock: clock, metrics: metrics)
+        let issuerService = AccessTokenIssuer(
+            keyRing: keyRing, issuer: issuer, audience: configuration.audience, guestAudience: configuration.guestAudience, clock: clock,
+            metrics: metrics)
         let revocations = RevocationFeed(
-            store: store, cache: cache, interval: configuration.revocationPollInterval, clock: clock, logger: logger)
+            store: store, cache: cache, keyRing: keyRing, interval: configuration.revocationPollInterval, clock: clock, logger: logger)
         try await revocations.start()
         let http = HTTPClient.shared
         var providers: [ExternalTokenVerifier.Provider] = []
@@ -94,8 +100,9 @@ public struct LatchkeyServices: Sendable {
         let external = ExternalTokenVerifier(providers: providers, store: store, clock: clock)
         let verifier = AccessTokenVerifier(
             keyRing: keyRing, cache: cache, sessions: store, accessCodes: store, external: providers.isEmpty ? nil : external, issuer: issuer,
-            audience: configuration.audience, clock: clock)
+            audience: configuration.audience, guestAudience: configuration.guestAudience, clock: clock)
         let budgets = BudgetService(store: store, policy: configuration.budgets, clock: clock)
+        let dpop = DPoPVerifier(nonces: DPoPNonces(key: masterKey.derivedKey(purpose: "dpop nonce")), issuer: issuer, clock: clock)
         let sessions = SessionService(
             store: store, tokens: issuerService, cache: cache, policy: configuration.tokens,
             successorKey: masterKey.derivedKey(purpose: "refresh-token successor"), clock: clock, metrics: metrics, logger: logger)
@@ -118,11 +125,30 @@ public struct LatchkeyServices: Sendable {
             guests: GuestService(tokens: issuerService, lifetime: configuration.tokens.guestLifetime, limitations: configuration.guestLimitations),
             rateLimiter: RateLimiter(store: store, clock: clock),
             budgets: budgets, federation: federation,
-            metrics: metrics, revocations: revocations, issuer: issuer)
+            metrics: metrics, revocations: revocations, issuer: issuer, dpop: dpop,
+            pruner: StorePruner(
+                store: store, clock: clock, interval: configuration.pruneInterval, longestWindow: configuration.longestLimitWindow, logger: logger))
     }
 
     /// Closes the database.
     public func close() async { await self.database.close() }
+
+    /// Revokes the signing key `kid` at once (a leaked key): tokens it signed stop working here at once and in every
+    /// other process through the revocation feed, and it leaves the JWKS. False when there is no such key.
+    public func revokeSigningKey(kid: String) async throws -> Bool {
+        guard try await self.keyRing.revoke(kid: kid) else { return false }
+        self.verifier.cache.invalidate(keyID: kid)
+        return true
+    }
+
+    /// Whether keys may be fetched from `url`: https, or http to a loopback address (local test peers).
+    static func isSecureFetchURL(_ url: String) -> Bool {
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(), let host = components.host else {
+            return false
+        }
+        if scheme == "https" { return true }
+        return scheme == "http" && (host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127."))
+    }
 
     /// Settings that parse but do not make sense together.
     public struct ConfigurationError: Error, CustomStringConvertible {
@@ -141,7 +167,30 @@ public struct LatchkeyServices: Sendable {
     }
 
     static func validate(_ configuration: LatchkeyConfiguration) throws {
-        if let problem = configuration.invalidProviders.first { throw ConfigurationError(description: problem) }
+        if let problem = configuration.invalidProviders.first ?? configuration.invalidSettings.first {
+            throw ConfigurationError(description: problem)
+        }
+        if configuration.guestAudience == configuration.audience {
+            throw ConfigurationError(description: "guest-audience must differ from audience, so guest tokens are told apart from users' tokens")
+        }
+        let intervals: [(String, TimeInterval)] = [
+            ("keys.reload-interval", configuration.keyReloadInterval), ("revocations.poll-interval", configuration.revocationPollInterval),
+            ("prune.interval", configuration.pruneInterval), ("http.idle-timeout", configuration.idleTimeout),
+        ]
+        for (key, seconds) in intervals where !(seconds > 0 && seconds.isFinite) {
+            throw ConfigurationError(description: "\(key) must be a number of seconds above 0")
+        }
+        if let port = configuration.metricsPort, port == configuration.port && port != 0 {
+            throw ConfigurationError(description: "metrics.port must differ from port")
+        }
+        for provider in configuration.identityProviders where provider.audiences.isEmpty && !provider.acceptsAnyAudience {
+            throw ConfigurationError(description: "providers.\(provider.name).audiences is missing: name the accepted aud values, or any")
+        }
+        for url in configuration.identityProviders.compactMap(\.jwksURL) + (configuration.apple.isEnabled ? [configuration.apple.jwksURL] : []) {
+            guard Self.isSecureFetchURL(url) else {
+                throw ConfigurationError(description: "\(url): keys are fetched over https only (http is allowed for loopback addresses)")
+            }
+        }
         if let pem = configuration.apple.privateKeyPEM, (try? ES256PrivateKey(pem: pem)) == nil {
             throw ConfigurationError(description: "apple.private-key: not a PEM EC P-256 private key (the .p8 file Apple gives you)")
         }

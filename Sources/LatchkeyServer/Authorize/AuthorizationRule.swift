@@ -6,6 +6,8 @@ import Foundation
 /// Written in configuration as `"<METHOD or *> <path prefix> <auth> [<meter>]"`, e.g.
 /// `"POST /api/edit bearer actions"` or `"GET /assets device"` (key `authorize.routes`, comma-separated).
 /// The first rule whose method and path prefix match decides; a request no rule matches is refused (403).
+/// Prefixes match whole segments of the normalised path (``ForwardedPath``): `/api/edit` covers `/api/edit/42`,
+/// never `/api/editor`.
 @available(LatchkeyServer 1.0, *)
 public struct AuthorizationRule: Sendable, Equatable {
     /// Who may pass.
@@ -28,7 +30,7 @@ public struct AuthorizationRule: Sendable, Equatable {
 
     public init(method: String, pathPrefix: String, auth: Auth, meter: String? = nil) {
         self.method = method.uppercased()
-        self.pathPrefix = pathPrefix
+        self.pathPrefix = ForwardedPath.normalize(pathPrefix) ?? pathPrefix
         self.auth = auth
         self.meter = meter
     }
@@ -36,11 +38,28 @@ public struct AuthorizationRule: Sendable, Equatable {
     /// Parses `"<METHOD> <path prefix> <auth> [<meter>]"`; nil when malformed.
     public init?(_ text: String) {
         let words = text.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
-        guard (3...4).contains(words.count), words[1].hasPrefix("/"), let auth = Auth(rawValue: words[2]) else { return nil }
+        guard (3...4).contains(words.count), ForwardedPath.normalize(words[1]) != nil, let auth = Auth(rawValue: words[2]) else { return nil }
         self.init(method: words[0], pathPrefix: words[1], auth: auth, meter: words.count == 4 ? words[3] : nil)
     }
 
+    /// Whether the rule covers `method` on `path` (normalised).
     func matches(method: String, path: String) -> Bool {
-        (self.method == "*" || self.method == method.uppercased()) && path.hasPrefix(self.pathPrefix)
+        (self.method == "*" || self.method == method.uppercased()) && ForwardedPath.covers(prefix: self.pathPrefix, path: path)
     }
+}
+
+/// Which proxy asks `GET /api/v1/authorize`, and so which headers name the original request (`authorize.proxy`).
+///
+/// Only that pair is read, and only from the addresses in `limits.trusted-proxies`: a client could send the other
+/// pair itself (Traefik forwards client headers by default).
+@available(LatchkeyServer 1.0, *)
+public enum ForwardAuthProxy: String, Sendable {
+    /// `X-Original-Method` and `X-Original-URI`, as the nginx `auth_request` configuration in the README sets them
+    /// (Envoy and Caddy can be configured to send them too).
+    case nginx
+    /// `X-Forwarded-Method` and `X-Forwarded-Uri`, which Traefik's forwardAuth sets.
+    case traefik
+
+    var methodHeader: String { self == .nginx ? "X-Original-Method" : "X-Forwarded-Method" }
+    var uriHeader: String { self == .nginx ? "X-Original-URI" : "X-Forwarded-Uri" }
 }

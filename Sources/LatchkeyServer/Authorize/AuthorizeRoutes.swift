@@ -6,11 +6,14 @@ import LatchkeyAPI
 
 /// `GET /api/v1/authorize`: forward authentication for nginx `auth_request`, Traefik forwardAuth or Envoy.
 ///
-/// The proxy sends the original method and URI (`X-Original-Method`/`X-Original-URI`, or Traefik's
-/// `X-Forwarded-Method`/`X-Forwarded-Uri`) with the client's `Authorization` and `X-Device-ID`. The first
-/// matching ``AuthorizationRule`` decides: 200 with `X-Latchkey-User-Id` and `X-Latchkey-Kind` for the
-/// upstream, or 401/400/403/429 with the envelope. A rule's meter counts every admitted request (a proxy
-/// cannot tell this endpoint how the upstream answered), unlike ``MeterMiddleware``, which counts only 2xx.
+/// The proxy (one of `limits.trusted-proxies`; anyone else gets 403) sends the original method and URI in the
+/// headers of its kind (``ForwardAuthProxy``: `X-Original-Method`/`X-Original-URI` for nginx, Traefik's
+/// `X-Forwarded-Method`/`X-Forwarded-Uri`), each exactly once, with the client's `Authorization` and `X-Device-ID`.
+/// The path is normalised (``ForwardedPath``) and the first matching ``AuthorizationRule`` decides: 200 with
+/// `X-Latchkey-User-Id` (never for a device rule or a guest: their ID is a device's, not a user's),
+/// `X-Latchkey-Device-Id` and `X-Latchkey-Kind` for the upstream, or 401/400/403/429 with the envelope. A rule's
+/// meter counts every admitted request (a proxy cannot tell this endpoint how the upstream answered), unlike
+/// ``MeterMiddleware``, which counts only 2xx.
 @available(LatchkeyServer 1.0, *)
 struct AuthorizeRoutes {
     let rules: [AuthorizationRule]
@@ -18,8 +21,10 @@ struct AuthorizeRoutes {
     let verifier: AccessTokenVerifier
     let limiter: RateLimiter
     let trustedProxies: Set<String>
+    let proxy: ForwardAuthProxy
 
     static let userIDHeader = HTTPField.Name("X-Latchkey-User-Id")!
+    static let deviceIDHeader = HTTPField.Name("X-Latchkey-Device-Id")!
     static let kindHeader = HTTPField.Name("X-Latchkey-Kind")!
 
     func add(to router: RouterGroup<LatchkeyRequestContext>) {
@@ -29,41 +34,58 @@ struct AuthorizeRoutes {
     }
 
     func authorize(_ request: Request, context: LatchkeyRequestContext) async throws -> Response {
-        let method = request.headers[.init("X-Original-Method")!] ?? request.headers[.init("X-Forwarded-Method")!]
-        let uri = request.headers[.init("X-Original-URI")!] ?? request.headers[.init("X-Forwarded-Uri")!]
-        guard let method, let uri else {
-            throw APIError.badRequest("Send the original request as X-Original-Method and X-Original-URI.", code: .invalidHeader)
+        let peer = context.remoteAddress?.ipAddress ?? "unknown"
+        guard self.trustedProxies.contains(peer) else {
+            throw APIError(
+                .forbidden, .forbidden,
+                "Forward authentication answers only the proxies listed in limits.trusted-proxies; this peer is not one.")
         }
-        let path = String(uri.prefix { $0 != "?" })
+        let method = try self.original(self.proxy.methodHeader, of: request)
+        guard let path = ForwardedPath.normalize(try self.original(self.proxy.uriHeader, of: request)) else {
+            throw APIError.badRequest("\(self.proxy.uriHeader) is not a readable path.", code: .invalidHeader)
+        }
         guard let rule = self.rules.first(where: { $0.matches(method: method, path: path) }) else {
             throw APIError(.forbidden, .forbidden, "No authorization rule covers \(method) \(path).")
         }
         var answer = Response(status: .ok)
         let key: String
+        let guest: Bool
         switch rule.auth {
         case .public:
             return answer
         case .device:
             let deviceID = try request.requireDeviceID()
-            answer.headers[Self.userIDHeader] = deviceID
+            answer.headers[Self.deviceIDHeader] = deviceID
             answer.headers[Self.kindHeader] = "device"
-            key = deviceID
+            (key, guest) = (deviceID, false)
         case .bearer, .user:
             guard let bearer = request.bearerToken else { throw APIError.missingToken }
             let token = try await self.verifier.verify(bearer)
-            if token.kind == .guest && rule.auth == .user {
+            guest = token.kind == .guest
+            if guest && rule.auth == .user {
                 throw APIError(.forbidden, .forbidden, "This route needs a signed-in user, not a guest.")
             }
-            answer.headers[Self.userIDHeader] = token.userID
+            if !guest { answer.headers[Self.userIDHeader] = token.userID }
+            if let deviceID = token.deviceID { answer.headers[Self.deviceIDHeader] = deviceID }
             answer.headers[Self.kindHeader] = token.kind.rawValue
-            key =
-                token.kind == .guest
-                ? try meterKey(guest: token, request: request, context: context, trustedProxies: self.trustedProxies) : token.userID
+            key = guest ? try meterKey(guest: token, request: request, context: context, trustedProxies: self.trustedProxies) : token.userID
         }
         guard let name = rule.meter, let meter = self.meters[name] else { return answer }
-        var policy = meter.policy(guest: answer.headers[Self.kindHeader] == TokenKind.guest.rawValue)
+        var policy = meter.policy(guest: guest)
         policy.countsOnlySuccesses = false
         return try await self.limiter.limiting(policy, key: key) { answer }
+    }
+
+    /// The one value of the proxy's header `name`; 400 when it is missing or sent more than once (a client's own copy
+    /// joined to the proxy's must not decide which path is checked).
+    private func original(_ name: String, of request: Request) throws -> String {
+        let values = request.headers[values: HTTPField.Name(name)!]
+        guard values.count == 1, let value = values.first, !value.isEmpty else {
+            throw APIError.badRequest(
+                values.count > 1 ? "\(name) was sent more than once." : "Send the original request as \(self.proxy.methodHeader) and \(self.proxy.uriHeader).",
+                code: .invalidHeader)
+        }
+        return value
     }
 }
 
@@ -77,6 +99,6 @@ func meterKey(guest token: VerifiedToken, request: Request, context: LatchkeyReq
     guard deviceID == token.deviceID else {
         throw APIError(.forbidden, .forbidden, "The X-Device-ID header does not name the device of this guest token.")
     }
-    let material = context.clientIP(of: request, trustedProxies: trustedProxies) + " " + deviceID
+    let material = context.limitKey(of: request, trustedProxies: trustedProxies) + " " + deviceID
     return SHA256.hash(data: Data(material.utf8)).hexString
 }

@@ -14,7 +14,8 @@ import Logging
 ///   for a connection included; past it the request answers 503. `database.max-connections` (default 20): the
 ///   pool size of each process
 /// - `public-url` (`LATCHKEY_PUBLIC_URL`, default `http://<host>:<port>`): the token issuer and base of the JWKS URL
-/// - `audience` (`LATCHKEY_AUDIENCE`, default `latchkey`): the `aud` claim of every token
+/// - `audience` (`LATCHKEY_AUDIENCE`, default `latchkey`): the `aud` claim of every token but guest tokens;
+///   `guest-audience` (`LATCHKEY_GUEST_AUDIENCE`, default `<audience>:guest`): theirs
 /// - `master-key` (`LATCHKEY_MASTER_KEY`, secret): base64 of 32 bytes, or `master-key-file`
 ///   (`LATCHKEY_MASTER_KEY_FILE`): a file holding it, created (mode 0600) when missing. Default for SQLite: the
 ///   file `<database>.key`. PostgreSQL needs one of the two, the same on every process.
@@ -24,9 +25,13 @@ import Logging
 ///   `limitations` a guest token's response reports
 /// - `budgets.default-limit`, `budgets.period`, `usage.service-key`: see ``BudgetPolicy``
 /// - `meters.*`: meters for an app's own routes; see ``Meter``
-/// - `authorize.routes`: the rules of the forward-auth endpoint; see ``AuthorizationRule``
+/// - `authorize.routes`: the rules of the forward-auth endpoint; see ``AuthorizationRule``. `authorize.proxy`
+///   (`nginx`, the default, or `traefik`): which headers name the original request; see ``ForwardAuthProxy``
 /// - `limits.*`: abuse limits on the identity endpoints and trusted proxies; see ``AbuseLimits``
-/// - `http.max-body-size` (bytes, default 65536)
+/// - `http.max-body-size` (bytes, default 65536), `http.idle-timeout` (seconds a connection may sit idle, default 60)
+/// - `metrics.port` (serve `GET /metrics` on this port of `host` instead of the API's port), `metrics.token`
+///   (`LATCHKEY_METRICS_TOKEN`, secret: `GET /metrics` then needs `Authorization: Bearer <token>`)
+/// - `prune.interval` (seconds, default 300): how often rows that no longer decide anything are removed
 /// - `cache.capacity` (entries, default 100000), `cache.ceiling` (seconds a verified token is trusted without
 ///   looking at the database again, default 60)
 /// - `keys.reload-interval` (seconds, default 30), `keys.retention` (seconds a retired key stays published, default 7776000)
@@ -42,6 +47,10 @@ public struct LatchkeyConfiguration: Sendable {
     public var database: String = "./latchkey.sqlite"
     public var publicURL: String?
     public var audience: String = "latchkey"
+    /// The `aud` of guest tokens; nil means `<audience>:guest`.
+    public var guestAudienceSetting: String?
+    /// The `aud` of guest tokens.
+    public var guestAudience: String { self.guestAudienceSetting ?? self.audience + ":guest" }
     /// Base64 of 32 bytes; nil means "use `masterKeyFile`".
     public var masterKey: String?
     /// A file holding the master key; nil means `<database>.key` for SQLite.
@@ -58,10 +67,22 @@ public struct LatchkeyConfiguration: Sendable {
     public var meters: [String: Meter] = ["actions": Meter(name: "actions", guestLimit: 5, userLimit: 0)]
     /// The rules of `GET /api/v1/authorize` (forward authentication for proxies), first match wins.
     public var authorizationRules: [AuthorizationRule] = []
+    /// Which proxy asks the forward-auth endpoint.
+    public var authorizeProxy: ForwardAuthProxy = .nginx
     /// `authorize.routes` entries that could not be read; ``LatchkeyServices/open(configuration:clock:recordIssuer:logger:)`` refuses to start with any.
     public var invalidAuthorizationRules: [String] = []
     public var budgets = BudgetPolicy()
     public var maxBodySize: Int = 64 * 1024
+    /// Seconds an HTTP connection may sit idle before the server closes it.
+    public var idleTimeout: TimeInterval = 60
+    /// A port of its own for `GET /metrics` (then not served on the API's port).
+    public var metricsPort: Int?
+    /// When set, `GET /metrics` needs `Authorization: Bearer <token>`.
+    public var metricsToken: String?
+    /// Seconds between pruning passes.
+    public var pruneInterval: TimeInterval = 300
+    /// Settings whose values could not be read; ``LatchkeyServices`` refuses to start with any.
+    public var invalidSettings: [String] = []
     public var verificationCacheCapacity: Int = 100_000
     public var verificationCacheCeiling: TimeInterval = 60
     public var keyReloadInterval: TimeInterval = 30
@@ -83,9 +104,11 @@ public struct LatchkeyConfiguration: Sendable {
         let defaults = Self()
         self.host = reader.string(forKey: "host", default: defaults.host)
         self.port = reader.int(forKey: "port", default: defaults.port)
-        self.database = reader.string(forKey: "database", default: defaults.database)
+        // A PostgreSQL URL may hold a password: never shown by the configuration's own descriptions.
+        self.database = reader.string(forKey: "database", isSecret: true, default: defaults.database)
         self.publicURL = reader.string(forKey: "public-url")
         self.audience = reader.string(forKey: "audience", default: defaults.audience)
+        self.guestAudienceSetting = reader.string(forKey: "guest-audience")
         self.masterKey = reader.string(forKey: "master-key", isSecret: true)
         self.masterKeyFile = reader.string(forKey: "master-key-file")
         self.databaseTimeout = reader.double(forKey: "database.timeout", default: defaults.databaseTimeout)
@@ -98,9 +121,19 @@ public struct LatchkeyConfiguration: Sendable {
         let ruleTexts = reader.stringArray(forKey: "authorize.routes", default: [])
         self.authorizationRules = ruleTexts.compactMap(AuthorizationRule.init)
         self.invalidAuthorizationRules = ruleTexts.filter { AuthorizationRule($0) == nil }
+        let proxy = reader.string(forKey: "authorize.proxy", default: defaults.authorizeProxy.rawValue)
+        self.authorizeProxy = ForwardAuthProxy(rawValue: proxy) ?? defaults.authorizeProxy
+        if ForwardAuthProxy(rawValue: proxy) == nil { self.invalidSettings.append("authorize.proxy must be nginx or traefik, not \"\(proxy)\"") }
+        if let mode = reader.string(forKey: "tokens.dpop"), TokenPolicy.DPoPMode(rawValue: mode) == nil {
+            self.invalidSettings.append("tokens.dpop must be bound or required, not \"\(mode)\"")
+        }
         self.meters = Meter.meters(reader: reader.scoped(to: "meters"), guestActionsPerDay: self.guestLimitations.maxActionsPerDay ?? 5)
         self.budgets = BudgetPolicy(reader: reader)
         self.maxBodySize = reader.int(forKey: "http.max-body-size", default: defaults.maxBodySize)
+        self.idleTimeout = reader.double(forKey: "http.idle-timeout", default: defaults.idleTimeout)
+        self.metricsPort = reader.int(forKey: "metrics.port")
+        self.metricsToken = reader.string(forKey: "metrics.token", isSecret: true)
+        self.pruneInterval = reader.double(forKey: "prune.interval", default: defaults.pruneInterval)
         self.verificationCacheCapacity = reader.int(forKey: "cache.capacity", default: defaults.verificationCacheCapacity)
         self.verificationCacheCeiling = reader.double(forKey: "cache.ceiling", default: defaults.verificationCacheCeiling)
         self.keyReloadInterval = reader.double(forKey: "keys.reload-interval", default: defaults.keyReloadInterval)
@@ -109,6 +142,14 @@ public struct LatchkeyConfiguration: Sendable {
         self.apple = AppleConfiguration(reader: reader.scoped(to: "apple"))
         (self.identityProviders, self.invalidProviders) = IdentityProviderConfiguration.providers(reader: reader.scoped(to: "providers"))
         self.logLevel = reader.string(forKey: "log-level").flatMap(Logger.Level.init(rawValue:)) ?? defaults.logLevel
+    }
+
+    /// The longest window of any abuse limit or meter: rate-limit hits older than that count for nothing.
+    var longestLimitWindow: TimeInterval {
+        let limits = self.limits
+        let windows = [limits.registerDevice, limits.registerUser, limits.guest, limits.accessCodeExchange, limits.refresh, limits.refreshFailures, limits.signIn]
+            .map(\.window) + self.meters.values.map(\.window)
+        return windows.max() ?? 86_400
     }
 
     /// `database` fit for a log line: a PostgreSQL URL loses its password.
@@ -128,19 +169,33 @@ public struct LatchkeyConfiguration: Sendable {
     }
 }
 
-/// Token lifetimes and the refresh-token reuse grace window, in seconds.
+/// Token lifetimes, the refresh-token reuse grace window and how sessions prove themselves.
 @available(LatchkeyServer 1.0, *)
 public struct TokenPolicy: Sendable {
-    /// Access tokens of sessions (device, refresh, exchange).
+    /// Whether refreshes need a DPoP proof (RFC 9449).
+    public enum DPoPMode: String, Sendable {
+        /// Sessions started with a DPoP proof are bound to its key and need a proof with every refresh; sessions
+        /// started without one (older apps, curl) keep working with their refresh token alone.
+        case bound
+        /// Every sign-in and refresh needs a proof: clients without a key are refused.
+        case required
+    }
+
+    /// Access tokens of sessions (device, refresh, exchange), seconds.
     public var sessionLifetime: TimeInterval = 900
-    /// Guest access tokens.
+    /// Guest access tokens, seconds.
     public var guestLifetime: TimeInterval = 900
-    /// Access codes issued without `--expires-in`.
+    /// Access codes issued without `--expires-in`, seconds.
     public var accessCodeLifetime: TimeInterval = 30 * 86_400
-    /// A refresh token not used within this time expires.
+    /// A refresh token not used within this time expires, seconds.
     public var refreshLifetime: TimeInterval = 30 * 86_400
-    /// A refresh token presented again within this time after its first use gets the same successor.
+    /// A spent refresh token presented again within this time after its first use gets the chain's newest token.
     public var refreshGrace: TimeInterval = 10
+    /// `tokens.dpop`: `bound` (default) or `required`.
+    public var dpop: DPoPMode = .bound
+    /// Linking an identity, unlinking one and deleting the account need a session begun within this many seconds
+    /// (or a fresh DPoP proof with the session's key).
+    public var recentAuthentication: TimeInterval = 600
 
     public init() {}
 
@@ -151,14 +206,7 @@ public struct TokenPolicy: Sendable {
         self.accessCodeLifetime = reader.double(forKey: "access-code-lifetime", default: defaults.accessCodeLifetime)
         self.refreshLifetime = reader.double(forKey: "refresh-lifetime", default: defaults.refreshLifetime)
         self.refreshGrace = reader.double(forKey: "refresh-grace", default: defaults.refreshGrace)
-    }
-
-    /// The access-token lifetime for tokens of `kind` (access codes carry their own expiry).
-    func accessLifetime(for kind: TokenKind) -> TimeInterval {
-        switch kind {
-        case .session, .external: self.sessionLifetime
-        case .guest: self.guestLifetime
-        case .accessCode: self.accessCodeLifetime
-        }
+        self.dpop = reader.string(forKey: "dpop").flatMap(DPoPMode.init(rawValue:)) ?? defaults.dpop
+        self.recentAuthentication = reader.double(forKey: "recent-authentication", default: defaults.recentAuthentication)
     }
 }

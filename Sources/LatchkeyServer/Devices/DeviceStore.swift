@@ -2,40 +2,93 @@ import Foundation
 import LatchkeyAPI
 import SQLKit
 
+/// What registering a new device did.
+@available(LatchkeyServer 1.0, *)
+public enum DeviceRegistration: Sendable, Equatable {
+    /// The device, its user and its first session were created.
+    case created
+    /// A user or device with this ID exists already; nothing was written.
+    case exists
+    /// A user with this ID was deleted and its ID is retired; nothing was written.
+    case deletedID
+}
+
 /// Registered devices.
 @available(LatchkeyServer 1.0, *)
 public protocol DeviceStore: Sendable {
     func device(id: String) async throws -> DeviceRecord?
     /// Creates the device's user (whose ID is the device ID), the device and its first session at once.
-    /// Throws ``StoreError/conflict`` when the user or the device exists already.
-    func registerNewDevice(_ device: DeviceRecord, session: NewSession) async throws
+    func registerNewDevice(_ device: DeviceRecord, session: NewSession) async throws -> DeviceRegistration
+    /// Starts `session` for the known device `deviceID`, which is bound from now on to the key of `session`'s proof
+    /// when it had none; one transaction.
+    func signInDevice(_ deviceID: String, session: NewSession) async throws
+    /// Support: gives the device a new secret hash, forgets its key and revokes its sessions; returns the revoked
+    /// sessions' IDs, or nil when there is no such device.
+    func resetDevice(id: String, secretHash: String, at time: Date) async throws -> [String]?
 }
 
 @available(LatchkeyServer 1.0, *)
 extension SQLLatchkeyStore: DeviceStore {
     public func device(id: String) async throws -> DeviceRecord? {
         try await self.database.read { sql in
-            try await sql.raw("SELECT id, user_id, secret_hash, created_at, last_seen_at FROM devices WHERE id = \(bind: id)")
-                .first().map(Self.device(from:))
+            try await sql.raw("SELECT \(unsafeRaw: Self.deviceColumns) FROM devices WHERE id = \(bind: id)").first().map(Self.device(from:))
         }
     }
 
-    public func registerNewDevice(_ device: DeviceRecord, session: NewSession) async throws {
+    public func registerNewDevice(_ device: DeviceRecord, session: NewSession) async throws -> DeviceRegistration {
+        do {
+            return try await self.database.transaction { sql in
+                if try await Self.isDeleted(device.userID, on: sql) { return .deletedID }
+                try await sql.raw(
+                    """
+                    INSERT INTO users (id, kind, created_at)
+                    VALUES (\(bind: device.userID), \(bind: UserKind.device.rawValue), \(bind: device.createdAt.stored))
+                    """
+                ).run()
+                try await sql.raw(
+                    """
+                    INSERT INTO devices (id, user_id, secret_hash, created_at, last_seen_at, key_thumbprint)
+                    VALUES (\(bind: device.id), \(bind: device.userID), \(bind: device.secretHash), \(bind: device.createdAt.stored),
+                            \(bind: device.createdAt.stored), \(bind: device.keyThumbprint))
+                    """
+                ).run()
+                try await Self.insert(session, on: sql)
+                return .created
+            }
+        } catch StoreError.conflict {
+            return .exists
+        }
+    }
+
+    public func signInDevice(_ deviceID: String, session: NewSession) async throws {
         try await self.database.transaction { sql in
-            try await sql.raw(
-                """
-                INSERT INTO users (id, kind, created_at)
-                VALUES (\(bind: device.userID), \(bind: UserKind.device.rawValue), \(bind: device.createdAt.stored))
-                """
-            ).run()
-            try await sql.raw(
-                """
-                INSERT INTO devices (id, user_id, secret_hash, created_at, last_seen_at)
-                VALUES (\(bind: device.id), \(bind: device.userID), \(bind: device.secretHash), \(bind: device.createdAt.stored),
-                        \(bind: device.createdAt.stored))
-                """
-            ).run()
+            if let thumbprint = session.proof?.thumbprint {
+                try await sql.raw(
+                    "UPDATE devices SET key_thumbprint = \(bind: thumbprint) WHERE id = \(bind: deviceID) AND key_thumbprint IS NULL"
+                ).run()
+            }
+            try await sql.raw("UPDATE devices SET last_seen_at = \(bind: session.createdAt.stored) WHERE id = \(bind: deviceID)").run()
             try await Self.insert(session, on: sql)
         }
+    }
+
+    public func resetDevice(id: String, secretHash: String, at time: Date) async throws -> [String]? {
+        try await self.database.transaction { sql in
+            let found =
+                try await sql.raw(
+                    "UPDATE devices SET secret_hash = \(bind: secretHash), key_thumbprint = NULL WHERE id = \(bind: id) RETURNING id"
+                ).first() != nil
+            guard found else { return nil }
+            return try await Self.revokeSessions(where: "device_id = \(bind: id)", reason: "admin", at: time, on: sql)
+        }
+    }
+
+    static let deviceColumns = "id, user_id, secret_hash, created_at, last_seen_at, key_thumbprint"
+
+    static func device(from row: any SQLRow) throws -> DeviceRecord {
+        DeviceRecord(
+            id: try row.string("id"), userID: try row.string("user_id"), secretHash: try row.string("secret_hash"),
+            createdAt: try row.date("created_at"), lastSeenAt: try row.optionalDate("last_seen_at"),
+            keyThumbprint: try row.optionalString("key_thumbprint"))
     }
 }

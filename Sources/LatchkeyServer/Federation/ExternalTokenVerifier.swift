@@ -25,9 +25,15 @@ public final class ExternalTokenVerifier: Sendable {
     /// configured provider. Throws ``TokenRejection`` for a token that fails a check.
     func verify(_ token: String) async throws -> VerifiedToken? {
         guard let issuer = IdentityTokenVerifier.unverifiedIssuer(of: token), let provider = self.providers[issuer] else { return nil }
-        let claims = try await provider.verifier.verify(token)
         let configuration = provider.configuration
-        if !configuration.audiences.isEmpty {
+        let type = try IdentityTokenVerifier.header(of: token).typ?.lowercased()
+        if let expected = configuration.tokenType {
+            guard type == expected.lowercased() else { throw TokenRejection.wrongType }
+        } else if let type, !["jwt", "at+jwt", "application/at+jwt"].contains(type) {
+            throw TokenRejection.wrongType
+        }
+        let claims = try await provider.verifier.verify(token)
+        if !configuration.acceptsAnyAudience {
             guard claims.audiences.contains(where: configuration.audiences.contains) else { throw TokenRejection.wrongAudience }
         }
         if !configuration.authorizedParties.isEmpty, let party = claims.string("azp") {

@@ -49,11 +49,14 @@ public struct AppleConfiguration: Sendable {
 ///
 /// - `issuer`: the exact `iss` of its tokens (required)
 /// - `jwks-url`: where its public keys are, or `public-key`: a PEM RSA public key (one of the two)
-/// - `audiences`: accepted `aud` values (comma-separated); when set, a token must carry one of them
+/// - `audiences` (required): accepted `aud` values (comma-separated), one of which a token must carry; or `any` to
+///   accept every audience (Clerk's session tokens carry none: pair `any` with `authorized-parties`)
 /// - `authorized-parties`: accepted `azp` values; when set, a token that carries `azp` must name one (native
 ///   clients may omit `azp`, so a token without it passes)
 /// - `subject-claim` (default `sub`): the claim that identifies the user at the provider
 /// - `algorithms` (default `RS256`): accepted `alg` values
+/// - `token-type`: the `typ` header the provider's tokens carry; when set, a token must carry exactly it. When not
+///   set, a `typ` other than `JWT` or `at+jwt` (an ID token's, a DPoP proof's, a logout token's…) is refused
 /// - `leeway` (seconds, default 60)
 @available(LatchkeyServer 1.0, *)
 public struct IdentityProviderConfiguration: Sendable {
@@ -61,7 +64,12 @@ public struct IdentityProviderConfiguration: Sendable {
     public var issuer: String
     public var jwksURL: String?
     public var publicKeyPEM: String?
+    /// Accepted `aud` values; empty with ``acceptsAnyAudience``.
     public var audiences: [String] = []
+    /// `audiences` is `any`: every audience is accepted.
+    public var acceptsAnyAudience = false
+    /// The `typ` header the tokens must carry, when configured.
+    public var tokenType: String?
     public var authorizedParties: [String] = []
     public var subjectClaim = "sub"
     public var algorithms: [String] = ["RS256"]
@@ -93,7 +101,15 @@ public struct IdentityProviderConfiguration: Sendable {
                 problems.append("providers.\(name): the name is reserved")
                 continue
             }
-            provider.audiences = reader.stringArray(forKey: ConfigKey([name, "audiences"]), default: [])
+            let audiences = reader.stringArray(forKey: ConfigKey([name, "audiences"]), default: [])
+            if audiences.isEmpty {
+                problems.append(
+                    "providers.\(name).audiences is missing: name the aud values its tokens must carry, or set it to any to accept every audience")
+                continue
+            }
+            provider.acceptsAnyAudience = audiences == ["any"]
+            provider.audiences = provider.acceptsAnyAudience ? [] : audiences
+            provider.tokenType = reader.string(forKey: ConfigKey([name, "token-type"]))
             provider.authorizedParties = reader.stringArray(forKey: ConfigKey([name, "authorized-parties"]), default: [])
             provider.subjectClaim = reader.string(forKey: ConfigKey([name, "subject-claim"]), default: "sub")
             provider.algorithms = reader.stringArray(forKey: ConfigKey([name, "algorithms"]), default: ["RS256"])

@@ -49,13 +49,20 @@ public final class FederationService: Sendable {
     /// `rawNonce`; the Apple ID not linked to another user (409, before anything is spent); the nonce not
     /// seen before. Then the authorization code, when given and a key is configured, is exchanged for
     /// Apple's refresh token, which is stored sealed with the master key.
-    public func signInWithApple(_ request: AppleSignInRequest, linkingTo bearer: VerifiedToken?) async throws -> AppleSignIn {
+    ///
+    /// Linking needs a recent sign-in (``SessionService/requireRecentAuthentication(_:proof:)``). The new session is
+    /// bound to `proof`'s key when the request carried a DPoP proof.
+    public func signInWithApple(_ request: AppleSignInRequest, linkingTo bearer: VerifiedToken?, proof: VerifiedProof? = nil) async throws
+        -> AppleSignIn
+    {
         guard let verifier = self.appleVerifier else {
             throw ServiceError.notFound("Sign in with Apple is not enabled on this server (apple.client-ids is empty).")
         }
         if let bearer, bearer.kind != .session {
             throw ServiceError.forbidden("Only a signed-in session can link an Apple ID; guest tokens and access codes cannot.")
         }
+        try self.sessions.checkProofPolicy(proof)
+        if let bearer { try await self.sessions.requireRecentAuthentication(bearer, proof: proof) }
         let claims = try await verifier.verify(request.identityToken)
         guard let clientID = claims.audiences.first(where: self.apple.clientIDs.contains) else { throw TokenRejection.wrongAudience }
         guard let nonce = claims.string("nonce"), Self.constantTimeEqual(nonce.lowercased(), Self.sha256Hex(request.rawNonce)) else {
@@ -95,22 +102,37 @@ public final class FederationService: Sendable {
             case .created(let id): (userID, created) = (id, true)
             }
         }
-        let tokens = try await self.sessions.startSession(userID: userID, deviceID: bearer?.deviceID)
+        let tokens = try await self.sessions.startSession(userID: userID, deviceID: bearer?.deviceID, proof: proof)
         return AppleSignIn(tokens: tokens, created: created)
     }
 
-    /// Trades a configured provider's token for a Latchkey session of its user.
-    public func exchange(_ request: TokenExchangeRequest) async throws -> TokenPairResponse {
+    /// Trades a configured provider's token for a Latchkey session of its user (bound to `proof`'s key when one came).
+    public func exchange(_ request: TokenExchangeRequest, proof: VerifiedProof? = nil) async throws -> TokenPairResponse {
         guard let verified = try await self.external.verify(request.subjectToken) else {
             throw TokenRejection.wrongIssuer
         }
-        return try await self.sessions.startSession(userID: verified.userID, deviceID: nil)
+        return try await self.sessions.startSession(userID: verified.userID, deviceID: nil, proof: proof)
+    }
+
+    /// Unlinks the user's identities at `provider`; returns how many. Refused (409 `last_sign_in_method`) when the
+    /// user would have no way left to sign in: a user created by an identity provider keeps at least one identity.
+    public func unlink(provider: String, fromUser userID: String, kind: UserKind) async throws -> Int {
+        let identities = try await self.store.identities(ofUser: userID)
+        let unlinking = identities.filter { $0.provider == provider }
+        guard !unlinking.isEmpty else { throw ServiceError.notFound("No \(provider) identity is linked to this account.") }
+        if kind == .federated && unlinking.count == identities.count {
+            throw ServiceError.lastSignInMethod(
+                "This is the account's only way to sign in: link another identity first, or delete the account instead.")
+        }
+        // Apple's own tokens for the app are revoked first, as on account deletion; if Apple does not confirm, nothing changes.
+        _ = try await self.revokeAppleTokens(ofUser: userID, provider: provider)
+        return try await self.store.unlink(provider: provider, fromUser: userID)
     }
 
     /// Revokes, at Apple, every Apple refresh token stored for the user; returns how many.
     /// Throws ``ServiceError/upstream(_:)`` when Apple does not confirm one: the account must then stay.
-    func revokeAppleTokens(ofUser userID: String) async throws -> Int {
-        let identities = try await self.store.identitiesWithRefreshTokens(ofUser: userID)
+    func revokeAppleTokens(ofUser userID: String, provider: String? = nil) async throws -> Int {
+        let identities = try await self.store.identitiesWithRefreshTokens(ofUser: userID).filter { provider == nil || $0.provider == provider }
         for identity in identities {
             guard let sealed = identity.sealedRefreshToken, let clientID = identity.clientID else { continue }
             let token = try self.masterKey.open(sealed, context: Self.sealContext(subject: identity.subject))

@@ -35,8 +35,10 @@ public protocol IdentityStore: Sendable {
     /// Links `identity` to `identity.userID`. Throws ``StoreError/conflict`` when it belongs to another user
     /// (or the user does not exist); linking it again to its own user only updates its Apple refresh token.
     func link(_ identity: FederatedIdentity) async throws
-    /// Replaces the identity's sealed Apple refresh token (and its client ID).
-    func setRefreshToken(provider: String, subject: String, clientID: String?, sealed: String?) async throws
+    /// The user's linked identities, oldest first.
+    func identities(ofUser userID: String) async throws -> [IdentityRecord]
+    /// Removes the user's identities at `provider`; returns how many.
+    func unlink(provider: String, fromUser userID: String) async throws -> Int
     /// The user's identities that hold an Apple refresh token.
     func identitiesWithRefreshTokens(ofUser userID: String) async throws -> [FederatedIdentity]
     /// Records `nonceHash` as spent until `expiresAt`; false when it was spent already. Forgets expired ones.
@@ -94,14 +96,9 @@ extension SQLLatchkeyStore: IdentityStore {
         }
     }
 
-    public func setRefreshToken(provider: String, subject: String, clientID: String?, sealed: String?) async throws {
+    public func unlink(provider: String, fromUser userID: String) async throws -> Int {
         try await self.database.transaction { sql in
-            try await sql.raw(
-                """
-                UPDATE identities SET client_id = \(bind: clientID), sealed_refresh_token = \(bind: sealed)
-                WHERE provider = \(bind: provider) AND subject = \(bind: subject)
-                """
-            ).run()
+            try await sql.raw("DELETE FROM identities WHERE provider = \(bind: provider) AND user_id = \(bind: userID) RETURNING subject").all().count
         }
     }
 

@@ -40,6 +40,7 @@ struct IdentityTokenVerifier: Sendable {
     struct Header: Decodable {
         let alg: String?
         let kid: String?
+        let typ: String?
     }
 
     static func header(of token: String) throws -> Header {

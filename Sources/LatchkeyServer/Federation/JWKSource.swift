@@ -29,7 +29,8 @@ struct StaticKeySource: IdentityKeySource {
 /// A provider's JWKS, fetched over HTTP and kept as long as its `Cache-Control: max-age` says (clamped to
 /// 1 minute … 1 day; 1 hour without one). A token naming a `kid` the cached set lacks refetches, at most
 /// once per `refetchInterval` (1 minute), so made-up `kid`s cannot make us hammer the provider. When a
-/// refetch fails, the keys already held keep working.
+/// refetch fails, the keys already held keep working; while the provider fails and no keys are held, fetches back
+/// off (1 s, doubling, at most `refetchInterval`) and tokens meanwhile get 502 without a fetch.
 @available(LatchkeyServer 1.0, *)
 actor JWKSCache: IdentityKeySource {
     struct Snapshot {
@@ -46,8 +47,9 @@ actor JWKSCache: IdentityKeySource {
     private var snapshot: Snapshot?
     private var lastFetch: Date?
     private var inFlight: Task<Snapshot, any Error>?
-    /// Fetches made, for tests and metrics.
-    private(set) var fetches = 0
+    /// Failed fetches in a row, and when the next may be made.
+    private var failures = 0
+    private var retryAt: Date?
 
     init(url: String, http: HTTPClient, clock: any WallClock, refetchInterval: TimeInterval = 60, logger: Logger) {
         self.url = url
@@ -67,10 +69,16 @@ actor JWKSCache: IdentityKeySource {
             guard snapshot.kids.contains(kid) else { throw TokenRejection.unknownKey }
             return snapshot.collection
         }
+        if self.snapshot == nil, let retryAt, now < retryAt {
+            throw ServiceError.upstream("The identity provider's signing keys could not be fetched; try again shortly.")
+        }
         let fresh: Snapshot
         do {
             fresh = try await self.fetch(now: now)
+            (self.failures, self.retryAt) = (0, nil)
         } catch {
+            self.failures += 1
+            self.retryAt = now.addingTimeInterval(min(pow(2, Double(self.failures - 1)), self.refetchInterval))
             guard let snapshot, snapshot.kids.contains(kid) else {
                 self.logger.error("fetching an identity provider's keys failed", metadata: ["jwks": "\(self.url)", "error": "\(error)"])
                 throw ServiceError.upstream("The identity provider's signing keys could not be fetched; try again shortly.")
@@ -85,7 +93,6 @@ actor JWKSCache: IdentityKeySource {
     private func fetch(now: Date) async throws -> Snapshot {
         if let inFlight { return try await inFlight.value }
         self.lastFetch = now
-        self.fetches += 1
         let task = Task { try await Self.download(url: self.url, http: self.http, now: now) }
         self.inFlight = task
         defer { self.inFlight = nil }

@@ -12,9 +12,9 @@ struct GuestRoutes {
 
     func add(to router: RouterGroup<LatchkeyRequestContext>) {
         router.post("auth/guest") { request, context in
-            try await self.limiter.limiting(self.limits.guest, key: context.clientIP(of: request, trustedProxies: self.limits.trustedProxies)) {
+            try await self.limiter.limiting(self.limits.guest, key: context.limitKey(of: request, trustedProxies: self.limits.trustedProxies)) {
                 let deviceID = try request.requireDeviceID()
-                return try jsonResponse(try await self.guests.start(deviceID: deviceID), status: .created)
+                return try tokenResponse(try await self.guests.start(deviceID: deviceID), status: .created)
             }
         }
     }

@@ -72,7 +72,13 @@ extension APIError {
             case .budgetExhausted: return APIError(.tooManyRequests, .budgetExhausted, error.description)
             case .identityAlreadyLinked: return APIError(.conflict, .identityAlreadyLinked, error.description)
             case .upstream(let message): return APIError(.badGateway, .upstreamError, message)
+            case .reauthenticationRequired: return APIError(.forbidden, .reauthenticationRequired, error.description)
+            case .deviceIDClaimed: return APIError(.conflict, .deviceIDClaimed, error.description)
+            case .userDeleted: return APIError(.conflict, .userDeleted, error.description)
+            case .lastSignInMethod: return APIError(.conflict, .lastSignInMethod, error.description)
             }
+        case let rejection as DPoPRejection:
+            return APIError(.badRequest, rejection == .nonceRequired ? .useDPoPNonce : .invalidDPoPProof, rejection.description)
         case StoreError.unavailable: return .unavailable()
         case let error as HTTPError:
             switch error.status {

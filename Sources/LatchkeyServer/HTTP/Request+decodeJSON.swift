@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import LatchkeyAPI
 import NIOCore
@@ -56,6 +57,15 @@ func canonicalUUID(_ text: String, field: String) throws -> String {
         throw APIError.badRequest("Field \"\(field)\" must be a UUID.", code: .invalidUUID)
     }
     return canonical
+}
+
+/// A JSON response carrying tokens: never stored by a cache on the way (RFC 6749 §5.1).
+@available(LatchkeyServer 1.0, *)
+func tokenResponse(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
+    var response = try jsonResponse(value, status: status)
+    response.headers[.cacheControl] = "no-store"
+    response.headers[HTTPField.Name("Pragma")!] = "no-cache"
+    return response
 }
 
 /// A JSON response with `status`.

@@ -1,6 +1,12 @@
 import Crypto
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The key that seals signing keys at rest and derives the server's other secrets.
 ///
 /// From configuration (`LATCHKEY_MASTER_KEY`, base64 of 32 bytes) or else a key file created beside
@@ -12,11 +18,15 @@ struct MasterKey: Sendable {
     enum LoadError: Error, CustomStringConvertible {
         case malformed
         case unreadableFile(String)
+        /// The key file can be read by other users (group or world permission bits).
+        case exposedFile(String, mode: UInt32)
 
         var description: String {
             switch self {
             case .malformed: "the master key must be base64 of exactly 32 bytes"
             case .unreadableFile(let path): "cannot read or create the master key file at \(path)"
+            case .exposedFile(let path, let mode):
+                "the master key file \(path) is readable by other users (mode \(String(mode, radix: 8))): make it private with chmod 600"
             }
         }
     }
@@ -31,19 +41,36 @@ struct MasterKey: Sendable {
         self.key = SymmetricKey(data: data)
     }
 
-    /// Reads the key file at `path`, creating it with a fresh key and mode 0600 when missing.
+    /// Reads the key file at `path`, creating it with a fresh key when missing.
+    ///
+    /// The file is created with mode 0600 by `open(O_CREAT | O_EXCL)` itself, so it is never readable by others, not
+    /// even for an instant, and two processes starting at once cannot both write one. An existing file that others
+    /// can read is refused: the key in it must be taken as known.
     static func loadOrCreate(filePath path: String) throws -> MasterKey {
-        let manager = FileManager.default
-        if manager.fileExists(atPath: path) {
-            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw LoadError.unreadableFile(path) }
-            return try MasterKey(base64: text)
-        }
         let key = SymmetricKey(size: .bits256)
         let text = key.withUnsafeBytes { Data($0).base64EncodedString() } + "\n"
-        guard manager.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]) else {
+        let descriptor = createExclusively(path, mode: 0o600)
+        guard descriptor >= 0 else {
+            guard errno == EEXIST else { throw LoadError.unreadableFile(path) }
+            return try Self.load(filePath: path)
+        }
+        let written = text.utf8CString.withUnsafeBufferPointer { write(descriptor, $0.baseAddress, $0.count - 1) }
+        let synced = fsync(descriptor) == 0
+        close(descriptor)
+        guard written == text.utf8.count, synced else {
+            unlink(path)
             throw LoadError.unreadableFile(path)
         }
         return MasterKey(key: key)
+    }
+
+    private static func load(filePath path: String) throws -> MasterKey {
+        var status = stat()
+        guard stat(path, &status) == 0 else { throw LoadError.unreadableFile(path) }
+        let mode = UInt32(status.st_mode) & 0o777
+        guard mode & 0o077 == 0 else { throw LoadError.exposedFile(path, mode: mode) }
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw LoadError.unreadableFile(path) }
+        return try MasterKey(base64: text)
     }
 
     /// The default key file for an SQLite database file.
@@ -64,4 +91,15 @@ struct MasterKey: Sendable {
     func derivedKey(purpose: String) -> SymmetricKey {
         HKDF<SHA256>.deriveKey(inputKeyMaterial: self.key, info: Data("latchkey \(purpose)".utf8), outputByteCount: 32)
     }
+}
+
+/// `open(path, O_WRONLY | O_CREAT | O_EXCL, mode)`: creates the file with `mode` from the first instant, or fails
+/// (`EEXIST`) when it exists.
+@available(LatchkeyServer 1.0, *)
+private func createExclusively(_ path: String, mode: mode_t) -> Int32 {
+    #if canImport(Glibc)
+    Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL, mode)
+    #else
+    Darwin.open(path, O_WRONLY | O_CREAT | O_EXCL, mode)
+    #endif
 }

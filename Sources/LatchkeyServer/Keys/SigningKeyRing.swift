@@ -15,6 +15,8 @@ public final class SigningKeyRing: Sendable {
         let collection: JWTKeyCollection
         let activeKID: String
         let jwks: JSONWebKeySet
+        /// The kids that verify: the published ones.
+        let kids: Set<String>
     }
 
     private let store: any SigningKeyStore
@@ -57,7 +59,7 @@ public final class SigningKeyRing: Sendable {
 
     private func makeKey() throws -> SigningKeyRecord {
         let privateKey = P256.Signing.PrivateKey()
-        let kid = Self.thumbprintKID(of: privateKey.publicKey)
+        let kid = privateKey.publicKey.jwkThumbprint
         return SigningKeyRecord(
             kid: kid, algorithm: "ES256", publicKeyPEM: privateKey.publicKey.pemRepresentation,
             sealedPrivateKey: try self.masterKey.seal(privateKey.rawRepresentation, context: "signing-key \(kid)"),
@@ -73,7 +75,7 @@ public final class SigningKeyRing: Sendable {
     func reload() async throws {
         let now = self.clock.now()
         let records = try await self.store.signingKeys().filter { record in
-            record.retiredAt.map { now.timeIntervalSince($0) < self.retention } ?? true
+            record.revokedAt == nil && (record.retiredAt.map { now.timeIntervalSince($0) < self.retention } ?? true)
         }
         guard let active = records.last(where: { $0.retiredAt == nil }) else {
             throw JWTError.generic(identifier: "keys", reason: "no active signing key in the database")
@@ -97,9 +99,24 @@ public final class SigningKeyRing: Sendable {
         }
         // The signing key first, then the others newest first (keys made in one instant tie on created_at).
         let ordered = keys.filter { $0.kid == active.kid } + keys.filter { $0.kid != active.kid }.reversed()
-        let fresh = Snapshot(collection: collection, activeKID: active.kid, jwks: JSONWebKeySet(keys: ordered))
+        let fresh = Snapshot(collection: collection, activeKID: active.kid, jwks: JSONWebKeySet(keys: ordered), kids: Set(ordered.map(\.kid)))
         self.snapshot.withLock { $0 = fresh }
     }
+
+    /// Revokes the key `kid` at once (a leaked key): it verifies nothing from now on, here and — through the
+    /// revocation feed — in every other process, and leaves the JWKS. Revoking the signing key activates a fresh one
+    /// first. False when there is no such key.
+    public func revoke(kid: String) async throws -> Bool {
+        let revoked = try await self.store.revokeSigningKey(kid: kid, replacement: try self.makeKey(), at: self.clock.now())
+        if revoked {
+            self.logger.warning("signing key revoked", metadata: ["kid": "\(kid)"])
+            try await self.reload()
+        }
+        return revoked
+    }
+
+    /// Whether `kid` names a key that verifies tokens now.
+    func knows(kid: String) -> Bool { self.snapshot.withLock { $0?.kids.contains(kid) ?? false } }
 
     /// Reloads for a token naming an unknown `kid`, at most once per `minimumInterval`, so a key
     /// rotated elsewhere is used at once while tokens with made-up `kid`s cannot hammer the database.
@@ -132,17 +149,10 @@ public final class SigningKeyRing: Sendable {
 
     func sign(_ payload: some JWTPayload) async throws -> String {
         let snapshot = try self.current
-        return try await snapshot.collection.sign(payload, kid: JWKIdentifier(string: snapshot.activeKID))
+        // RFC 9068 explicit typing: these are access tokens, not any other JWT a key of ours might sign.
+        return try await snapshot.collection.sign(payload, kid: JWKIdentifier(string: snapshot.activeKID), header: ["typ": "at+jwt"])
     }
 
-    /// An RFC 7638 thumbprint as key ID: stable, and says nothing secret.
-    static func thumbprintKID(of key: P256.Signing.PublicKey) -> String {
-        let x963 = key.x963Representation
-        let x = Data(x963[1..<33]).base64URLEncodedString()
-        let y = Data(x963[33..<65]).base64URLEncodedString()
-        let canonical = #"{"crv":"P-256","kty":"EC","x":"\#(x)","y":"\#(y)"}"#
-        return Data(SHA256.hash(data: Data(canonical.utf8))).base64URLEncodedString()
-    }
 }
 
 /// Why the signing keys could not be used.

@@ -10,6 +10,9 @@ public protocol SigningKeyStore: Sendable {
     /// Adds `key` as the active key only when there is none; false when another process got there first
     /// (several processes starting at once on an empty database make one key, not one each).
     func activateFirstSigningKey(_ key: SigningKeyRecord) async throws -> Bool
+    /// Revokes the key `kid` and announces it in the revocation feed; when it was the active key, `replacement` becomes
+    /// the active one in the same transaction. False when there is no such key.
+    func revokeSigningKey(kid: String, replacement: SigningKeyRecord, at time: Date) async throws -> Bool
     func setting(_ name: String) async throws -> String?
     func setSetting(_ name: String, to value: String) async throws
 }
@@ -22,7 +25,7 @@ extension SQLLatchkeyStore: SigningKeyStore {
                 SigningKeyRecord(
                     kid: try row.string("kid"), algorithm: try row.string("algorithm"), publicKeyPEM: try row.string("public_key"),
                     sealedPrivateKey: try row.string("sealed_private_key"), createdAt: try row.date("created_at"),
-                    retiredAt: try row.optionalDate("retired_at"))
+                    retiredAt: try row.optionalDate("retired_at"), revokedAt: try row.optionalDate("revoked_at"))
             }
         }
     }
@@ -41,6 +44,26 @@ extension SQLLatchkeyStore: SigningKeyStore {
             try await Self.serialize(on: "signing keys", sql)
             guard try await sql.raw("SELECT kid FROM signing_keys WHERE retired_at IS NULL").first() == nil else { return false }
             try await Self.insert(key, on: sql)
+            return true
+        }
+    }
+
+    public func revokeSigningKey(kid: String, replacement: SigningKeyRecord, at time: Date) async throws -> Bool {
+        try await self.database.transaction { sql in
+            try await Self.serialize(on: "signing keys", sql)
+            guard
+                let row = try await sql.raw(
+                    """
+                    UPDATE signing_keys SET revoked_at = COALESCE(revoked_at, \(bind: time.stored)),
+                        retired_at = COALESCE(retired_at, \(bind: time.stored))
+                    WHERE kid = \(bind: kid) RETURNING kid
+                    """
+                ).first(), try row.string("kid") == kid
+            else { return false }
+            if try await sql.raw("SELECT kid FROM signing_keys WHERE retired_at IS NULL").first() == nil {
+                try await Self.insert(replacement, on: sql)
+            }
+            try await Self.recordRevocation(scope: .key, values: [kid], at: time, on: sql)
             return true
         }
     }

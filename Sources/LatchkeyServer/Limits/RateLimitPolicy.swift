@@ -33,16 +33,19 @@ public struct RateLimitPolicy: Sendable, Equatable {
 
 /// Abuse limits on the identity endpoints, and which proxies may say who the client is.
 ///
-/// Keys (under `limits.`): `register-device.limit`/`.window` (default 30 per 3600 s per client IP),
+/// Keys (under `limits.`): `register-device.limit`/`.window` (default 30 per 3600 s per client IP), `register-user.*`
+/// (`users/register`: 30 per 3600 s per client IP),
 /// `guest.*` (30 per 3600 s per client IP — Supabase's default for anonymous sign-ins),
 /// `access-code-exchange.*` (30 per 300 s per client IP), `refresh.*` (30 successful refreshes per 300 s per
 /// session: many phones share one carrier IP), `refresh-failures.*` (60 failed refreshes per 300 s per client
 /// IP), `sign-in.*` (Sign in with Apple and token exchange: 30 per 300 s per client IP), `trusted-proxies`
-/// (comma-separated IP addresses whose `X-Forwarded-For` is believed).
+/// (comma-separated IP addresses whose `X-Forwarded-For` is believed, and which may ask `GET /api/v1/authorize`).
+/// Client IPs are counted per address for IPv4 and per /64 network for IPv6.
 /// Every attempt counts, whatever its answer, except on refresh (see ``refresh`` and ``refreshFailures``).
 @available(LatchkeyServer 1.0, *)
 public struct AbuseLimits: Sendable, Equatable {
     public var registerDevice = RateLimitPolicy(name: "register-device", limit: 30, window: 3600)
+    public var registerUser = RateLimitPolicy(name: "register-user", limit: 30, window: 3600)
     public var guest = RateLimitPolicy(name: "guest", limit: 30, window: 3600)
     public var accessCodeExchange = RateLimitPolicy(name: "access-code-exchange", limit: 30, window: 300)
     /// Successful refreshes per session. Only successes count: the session ID is no secret (it is every access
@@ -64,7 +67,7 @@ public struct AbuseLimits: Sendable, Equatable {
     /// No abuse limits at all (benchmarks, tests of other features).
     public static var off: AbuseLimits {
         var limits = AbuseLimits()
-        for keyPath in [\AbuseLimits.registerDevice, \.guest, \.accessCodeExchange, \.refresh, \.refreshFailures, \.signIn] {
+        for keyPath in [\AbuseLimits.registerDevice, \.registerUser, \.guest, \.accessCodeExchange, \.refresh, \.refreshFailures, \.signIn] {
             limits[keyPath: keyPath].limit = 0
         }
         return limits
@@ -73,6 +76,7 @@ public struct AbuseLimits: Sendable, Equatable {
     init(reader: ConfigReader) {
         let defaults = Self()
         self.registerDevice = defaults.registerDevice.reading(reader)
+        self.registerUser = defaults.registerUser.reading(reader)
         self.guest = defaults.guest.reading(reader)
         self.accessCodeExchange = defaults.accessCodeExchange.reading(reader)
         self.refresh = defaults.refresh.reading(reader)

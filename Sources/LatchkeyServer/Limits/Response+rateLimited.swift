@@ -90,4 +90,28 @@ extension LatchkeyRequestContext {
         let chain = forwarded.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         return chain.last(where: { !trustedProxies.contains($0) }) ?? chain.first ?? peer
     }
+
+    /// The client as per-client limits count it: its IPv4 address, or the /64 network of its IPv6 address (one
+    /// subscriber gets a whole /64, so counting single IPv6 addresses would let it rotate past every limit).
+    func limitKey(of request: Request, trustedProxies: Set<String>) -> String {
+        ClientNetwork.key(of: self.clientIP(of: request, trustedProxies: trustedProxies))
+    }
+}
+
+/// How per-client limits name a client address.
+@available(LatchkeyServer 1.0, *)
+enum ClientNetwork {
+    /// `address` itself for IPv4 (an IPv4-mapped IPv6 address counts as its IPv4 address), the `/64` it lies in for
+    /// IPv6, and the text unchanged when it is not an IP address.
+    static func key(of address: String) -> String {
+        guard address.contains(":"), let parsed = try? SocketAddress(ipAddress: address, port: 0), case .v6(let v6) = parsed else {
+            return address
+        }
+        let bytes = withUnsafeBytes(of: v6.address.sin6_addr) { Array($0) }
+        if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF {
+            return bytes[12..<16].map(String.init).joined(separator: ".")
+        }
+        let groups = stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
+        return groups.joined(separator: ":") + "::/64"
+    }
 }

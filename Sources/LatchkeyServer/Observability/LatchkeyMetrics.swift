@@ -37,6 +37,10 @@ public struct LatchkeyMetrics: Sendable {
         Counter(label: "latchkey_tokens_issued_total", dimensions: [("kind", kind.rawValue)], factory: self.factory).increment()
     }
 
+    func refreshWithoutProof() {
+        Counter(label: "latchkey_refresh_without_proof_total", factory: self.factory).increment()
+    }
+
     func refreshTokenReuseDetected() {
         Counter(label: "latchkey_refresh_token_reuse_detected_total", factory: self.factory).increment()
     }

@@ -5,16 +5,19 @@ import LatchkeyAPI
 @available(LatchkeyServer 1.0, *)
 struct SessionRoutes {
     let sessions: SessionService
+    let dpop: DPoPVerifier
     let maxBodySize: Int
     let limiter: RateLimiter
     let limits: AbuseLimits
 
     func add(public router: RouterGroup<LatchkeyRequestContext>, authenticated: RouterGroup<LatchkeyRequestContext>) {
         router.post("auth/refresh") { request, context in
+            // Checked before the limits count: a proof answered "use this nonce" is not a failed refresh.
+            let proof = try self.dpop.proof(of: request)
             var request = request
             let body = try await request.decodeJSON(as: RefreshRequest.self, limit: self.maxBodySize)
-            let refresh = { try jsonResponse(try await self.sessions.refresh(body.refreshToken)) }
-            let client = context.clientIP(of: request, trustedProxies: self.limits.trustedProxies)
+            let refresh = { try tokenResponse(try await self.sessions.refresh(body.refreshToken, proof: proof)) }
+            let client = context.limitKey(of: request, trustedProxies: self.limits.trustedProxies)
             // Failures per client IP (the session ID is no secret); over that limit a real token is still tried.
             return try await self.limiter.limitingFailures(
                 self.limits.refreshFailures, key: client, worthTrying: { try await self.sessions.issued(body.refreshToken) }

@@ -5,10 +5,14 @@ import Logging
 
 /// Starts sessions, rotates their refresh tokens and ends them.
 ///
-/// A refresh token's successor is derived from it (HMAC with a key derived from the master key), so
-/// a token presented again within the grace window gets the session's current token of that chain
-/// (the successor its first use created, or that successor's own successor when it too was spent),
-/// while only hashes are stored. Presented again later, it revokes the whole session.
+/// A refresh token's successor is derived from it (HMAC with a key derived from the master key), so only hashes
+/// are stored and a token presented again can be answered: while its successor was never used (the answer to its
+/// first use was lost) it gets that same successor, at any time within the refresh lifetime; within the grace window
+/// it gets the chain's newest token (concurrent refreshes of one app); later, once a descendant was used, it revokes
+/// the whole session.
+///
+/// A session started with a DPoP proof is bound to the proof's key: each of its refreshes needs a proof made with
+/// that key, so a refresh token copied off the device is worthless without the key.
 @available(LatchkeyServer 1.0, *)
 public struct SessionService: Sendable {
     let store: any SessionStore
@@ -21,36 +25,54 @@ public struct SessionService: Sendable {
     let logger: Logger
 
     /// A session about to be stored, with the plaintext of its first refresh token.
-    func makeSession(userID: String, deviceID: String?) -> (session: NewSession, refreshToken: String) {
+    func makeSession(userID: String, deviceID: String?, proof: VerifiedProof? = nil, accessCodeID: String? = nil)
+        -> (session: NewSession, refreshToken: String)
+    {
         let sessionID = UUID().uuidString.lowercased()
         let refreshToken = RefreshToken.make(sessionID: sessionID, secret: Secret.generate())
         let now = self.clock.now()
         let session = NewSession(
-            id: sessionID, userID: userID, deviceID: deviceID, createdAt: now,
-            refreshTokenHash: Secret.hash(refreshToken), refreshTokenExpiresAt: now.addingTimeInterval(self.policy.refreshLifetime))
+            id: sessionID, userID: userID, deviceID: deviceID, createdAt: now, refreshTokenHash: Secret.hash(refreshToken),
+            refreshTokenExpiresAt: now.addingTimeInterval(self.policy.refreshLifetime), proof: proof, accessCodeID: accessCodeID)
         return (session, refreshToken)
     }
 
-    /// The response for a session whose current refresh token is `refreshToken`.
-    func tokenPair(sessionID: String, userID: String, deviceID: String?, refreshToken: String, deviceSecret: String? = nil)
-        async throws -> TokenPairResponse
-    {
+    /// The response for a session (begun at `authTime`) whose current refresh token is `refreshToken`.
+    func tokenPair(
+        sessionID: String, userID: String, deviceID: String?, authTime: Date, refreshToken: String, deviceSecret: String? = nil
+    ) async throws -> TokenPairResponse {
         let access = try await self.tokens.issue(
-            kind: .session, userID: userID, sessionID: sessionID, deviceID: deviceID, lifetime: self.policy.sessionLifetime)
+            kind: .session, subject: userID, sessionID: sessionID, deviceID: deviceID, lifetime: self.policy.sessionLifetime,
+            authTime: authTime)
         return TokenPairResponse(
             accessToken: access.token, expiresIn: Int(self.policy.sessionLifetime), refreshToken: refreshToken,
             refreshTokenExpiresIn: Int(self.policy.refreshLifetime), userID: userID, sessionID: sessionID, deviceSecret: deviceSecret)
     }
 
-    /// Starts a new session for an existing user.
-    public func startSession(userID: String, deviceID: String?) async throws -> TokenPairResponse {
-        let (session, refreshToken) = self.makeSession(userID: userID, deviceID: deviceID)
-        try await self.store.createSession(session)
-        return try await self.tokenPair(sessionID: session.id, userID: userID, deviceID: deviceID, refreshToken: refreshToken)
+    /// The token pair of a session just created from `session`.
+    func tokenPair(_ session: NewSession, refreshToken: String, deviceSecret: String? = nil) async throws -> TokenPairResponse {
+        try await self.tokenPair(
+            sessionID: session.id, userID: session.userID, deviceID: session.deviceID, authTime: session.createdAt, refreshToken: refreshToken,
+            deviceSecret: deviceSecret)
     }
 
-    /// Spends `refreshToken` and returns the session's next token pair.
-    public func refresh(_ refreshToken: String) async throws -> TokenPairResponse {
+    /// Starts a new session for an existing user, bound to `proof`'s key when one came.
+    public func startSession(userID: String, deviceID: String?, proof: VerifiedProof?, accessCodeID: String? = nil) async throws
+        -> TokenPairResponse
+    {
+        try self.checkProofPolicy(proof)
+        let (session, refreshToken) = self.makeSession(userID: userID, deviceID: deviceID, proof: proof, accessCodeID: accessCodeID)
+        try await self.store.createSession(session)
+        return try await self.tokenPair(session, refreshToken: refreshToken)
+    }
+
+    /// Refuses a sign-in without a proof when this server requires them (`tokens.dpop` `required`).
+    func checkProofPolicy(_ proof: VerifiedProof?) throws {
+        if proof == nil && self.policy.dpop == .required { throw DPoPRejection.required }
+    }
+
+    /// Spends `refreshToken` and returns the session's next token pair; `proof` is the request's DPoP proof.
+    public func refresh(_ refreshToken: String, proof: VerifiedProof? = nil) async throws -> TokenPairResponse {
         guard let sessionID = RefreshToken.sessionID(of: refreshToken) else {
             throw ServiceError.invalidGrant("The refresh token is not valid: unknown, expired or revoked.")
         }
@@ -58,18 +80,27 @@ public struct SessionService: Sendable {
         let outcome = try await self.store.rotateRefreshToken(
             sessionID: sessionID, presentedHash: Secret.hash(refreshToken), successorHash: Secret.hash(successor),
             successorExpiresAt: self.clock.now().addingTimeInterval(self.policy.refreshLifetime), now: self.clock.now(),
-            graceWindow: self.policy.refreshGrace)
+            graceWindow: self.policy.refreshGrace, proof: proof, requireProof: self.policy.dpop == .required)
         switch outcome {
-        case .rotated(let session):
-            return try await self.tokenPair(sessionID: session.id, userID: session.userID, deviceID: session.deviceID, refreshToken: successor)
+        case .rotated(let session), .unclaimedSuccessor(let session):
+            return try await self.tokenPair(
+                sessionID: session.id, userID: session.userID, deviceID: session.deviceID, authTime: session.createdAt, refreshToken: successor)
         case .withinGrace(let session):
             let latest = try await self.latestDescendant(of: successor, sessionID: sessionID)
-            return try await self.tokenPair(sessionID: session.id, userID: session.userID, deviceID: session.deviceID, refreshToken: latest)
+            return try await self.tokenPair(
+                sessionID: session.id, userID: session.userID, deviceID: session.deviceID, authTime: session.createdAt, refreshToken: latest)
         case .reuseDetected(let session):
             self.cache.invalidate(sessionIDs: [session.id])
             self.metrics.refreshTokenReuseDetected()
             self.logger.warning("refresh token reuse detected; session revoked", metadata: ["session_id": "\(session.id)"])
             throw ServiceError.invalidGrant("The refresh token was already used; the session has been revoked. Sign in again.")
+        case .proofRequired(let session):
+            self.metrics.refreshWithoutProof()
+            self.logger.warning(
+                "refresh token presented without its session's DPoP key; refused", metadata: ["session_id": "\(session.id)"])
+            if session.dpopThumbprint == nil { throw DPoPRejection.required }
+            throw ServiceError.invalidGrant(
+                "This refresh token is bound to its device's key: the refresh needs a DPoP proof signed with that key.")
         case .invalid:
             throw ServiceError.invalidGrant("The refresh token is not valid: unknown, expired or revoked.")
         }
@@ -99,6 +130,36 @@ public struct SessionService: Sendable {
         }
         self.cache.invalidate(sessionIDs: revoked)
         return revoked.count
+    }
+
+    /// Ends every session of `userID` (support: `latchkey users revoke-sessions`); returns how many were live.
+    public func revokeSessions(ofUser userID: String) async throws -> Int {
+        let revoked = try await self.store.revokeSessions(ofUser: userID, keeping: nil, reason: "admin", at: self.clock.now())
+        self.cache.invalidate(sessionIDs: revoked)
+        return revoked.count
+    }
+
+    /// Whether `token` shows a recent sign-in: a session begun within `tokens.recent-authentication` seconds, or a
+    /// fresh DPoP `proof` made with the key the session is bound to. Tokens of an identity provider count as recent
+    /// (the provider decides how long its sign-ins last).
+    func requireRecentAuthentication(_ token: VerifiedToken, proof: VerifiedProof?) async throws {
+        switch token.kind {
+        case .external: return
+        case .session:
+            if let authTime = token.claims.authTime,
+                self.clock.now().timeIntervalSince1970 - TimeInterval(authTime) <= self.policy.recentAuthentication
+            {
+                return
+            }
+            if let proof, let sessionID = token.sessionID, let session = try await self.store.session(id: sessionID),
+                session.dpopThumbprint == proof.thumbprint
+            {
+                return
+            }
+            throw ServiceError.reauthenticationRequired
+        case .guest, .accessCode:
+            throw ServiceError.forbidden("Only the account's own session can do this; guest tokens and access codes cannot.")
+        }
     }
 
     /// The newest refresh token of the chain starting at `token`: the one a racing client that lost

@@ -98,6 +98,28 @@ enum Migrations {
                 "CREATE INDEX used_nonces_expires_at ON used_nonces(expires_at)",
             ]
         ),
+        (
+            5,
+            [
+                // Sender-constrained refresh tokens (DPoP): the device's key and the key a session is bound to.
+                "ALTER TABLE devices ADD COLUMN key_thumbprint TEXT",
+                "ALTER TABLE sessions ADD COLUMN dpop_thumbprint TEXT",
+                // Sessions exchanged from an access code end when the code is revoked.
+                "ALTER TABLE sessions ADD COLUMN access_code_id TEXT",
+                "CREATE INDEX sessions_access_code_id ON sessions(access_code_id)",
+                "CREATE INDEX sessions_revoked_at ON sessions(revoked_at)",
+                // DPoP proofs are accepted once (their jti, hashed).
+                "CREATE TABLE dpop_proofs (jti_hash TEXT PRIMARY KEY, expires_at DOUBLE PRECISION NOT NULL) {clustered}",
+                "CREATE INDEX dpop_proofs_expires_at ON dpop_proofs(expires_at)",
+                // A deleted user's ID cannot be registered again until support frees it.
+                "CREATE TABLE deleted_users (id TEXT PRIMARY KEY, deleted_at DOUBLE PRECISION NOT NULL) {clustered}",
+                // A revoked signing key verifies nothing and leaves the JWKS at once.
+                "ALTER TABLE signing_keys ADD COLUMN revoked_at DOUBLE PRECISION",
+                // Pruning reads these in time order.
+                "CREATE INDEX rate_limit_hits_at ON rate_limit_hits(at)",
+                "CREATE INDEX refresh_tokens_expires_at ON refresh_tokens(expires_at)",
+            ]
+        ),
     ]
 
     /// Applies every migration not yet recorded, all in one transaction.

@@ -17,6 +17,9 @@ public struct DeviceRecord: Sendable, Equatable {
     public var secretHash: String
     public var createdAt: Date
     public var lastSeenAt: Date?
+    /// The RFC 7638 thumbprint of the device's DPoP key, when it registered with one: it then proves itself with
+    /// that key, never with a secret.
+    public var keyThumbprint: String?
 }
 
 /// A linked identity from an identity provider.
@@ -34,8 +37,11 @@ public struct SessionRecord: Sendable, Equatable {
     public var id: String
     public var userID: String
     public var deviceID: String?
+    /// When the session began: its user authenticated then (`auth_time`); refreshes keep it.
     public var createdAt: Date
     public var revokedAt: Date?
+    /// The thumbprint of the key its refreshes must be signed with (DPoP), when it is bound to one.
+    public var dpopThumbprint: String?
 }
 
 /// An access code's bookkeeping row; the code itself is a JWT whose `jti` is `id`.
@@ -58,6 +64,8 @@ public struct SigningKeyRecord: Sendable, Equatable {
     public var sealedPrivateKey: String
     public var createdAt: Date
     public var retiredAt: Date?
+    /// A revoked key verifies nothing and is not published (an emergency: the key leaked).
+    public var revokedAt: Date?
 }
 
 /// Everything one account deletion removed, so caches can forget it.

@@ -13,7 +13,7 @@ import Synchronization
 public final class SQLiteLatchkeyDatabase: LatchkeyDatabase {
     private struct Guarded: Sendable {
         let connection: InlineSQLiteConnection
-        let lock = AsyncLock()
+        let lock: AsyncLock
     }
 
     private let writer: Guarded
@@ -22,13 +22,15 @@ public final class SQLiteLatchkeyDatabase: LatchkeyDatabase {
     private let path: String
     public var dialect: DatabaseDialect { .sqlite }
 
-    /// Opens (creating when missing) the database file at `path`.
-    public init(path: String, logger: Logger) async throws {
+    /// Opens (creating when missing) the database file at `path`; a transaction waiting longer than `timeout` seconds
+    /// for the single writer gives up with ``StoreError/unavailable(_:)`` (HTTP 503).
+    public init(path: String, timeout: TimeInterval = 5, logger: Logger) async throws {
         self.path = path
-        self.writer = Guarded(connection: try await Self.open(path: path, logger: logger))
+        let wait = Duration.milliseconds(Int64(max(0.001, timeout) * 1000))
+        self.writer = Guarded(connection: try await Self.open(path: path, logger: logger), lock: AsyncLock(timeout: wait))
         self.readers = [
-            Guarded(connection: try await Self.open(path: path, logger: logger)),
-            Guarded(connection: try await Self.open(path: path, logger: logger)),
+            Guarded(connection: try await Self.open(path: path, logger: logger), lock: AsyncLock(timeout: wait)),
+            Guarded(connection: try await Self.open(path: path, logger: logger), lock: AsyncLock(timeout: wait)),
         ]
     }
 
@@ -78,7 +80,8 @@ public final class SQLiteLatchkeyDatabase: LatchkeyDatabase {
 
     public func close() async {
         for guarded in [self.writer] + self.readers {
-            _ = try? await guarded.lock.withLock { guarded.connection.close() }
+            // Closing waits for the holder however long it takes: no timeout here.
+            _ = try? await guarded.lock.withLock(patient: true) { guarded.connection.close() }
         }
     }
 }

@@ -6,9 +6,10 @@ import Logging
 /// Decides whether a bearer token is a live Latchkey token.
 ///
 /// A token seen before is answered from ``TokenVerificationCache``; otherwise the header is checked
-/// (ES256 with a `kid`, so `alg: none` and algorithm swaps never reach a key), the signature verified,
-/// the claims checked against the injected clock, and the session or access code looked up so that a
-/// revoked one is refused.
+/// (ES256 with the `kid` of one of our keys — an unknown `kid` never falls back to another key — and `typ` `at+jwt`
+/// when present, so `alg: none`, algorithm swaps and other kinds of JWT never reach a key), the signature verified,
+/// the claims checked against the injected clock (a guest token must carry the guest audience, any other the
+/// audience), and the session or access code looked up so that a revoked one is refused.
 @available(LatchkeyServer 1.0, *)
 public final class AccessTokenVerifier: Sendable {
     let keyRing: SigningKeyRing
@@ -19,13 +20,14 @@ public final class AccessTokenVerifier: Sendable {
     let external: ExternalTokenVerifier?
     let issuer: String
     let audience: String
+    let guestAudience: String
     let clock: any WallClock
     /// Tolerated difference between this server's clock and the one that signed (several processes).
     let leeway: TimeInterval = 5
 
     init(
         keyRing: SigningKeyRing, cache: TokenVerificationCache, sessions: any SessionStore, accessCodes: any AccessCodeStore,
-        external: ExternalTokenVerifier? = nil, issuer: String, audience: String, clock: any WallClock
+        external: ExternalTokenVerifier? = nil, issuer: String, audience: String, guestAudience: String, clock: any WallClock
     ) {
         self.external = external
         self.keyRing = keyRing
@@ -34,6 +36,7 @@ public final class AccessTokenVerifier: Sendable {
         self.accessCodes = accessCodes
         self.issuer = issuer
         self.audience = audience
+        self.guestAudience = guestAudience
         self.clock = clock
     }
 
@@ -49,22 +52,25 @@ public final class AccessTokenVerifier: Sendable {
             self.cache.insert(token, verified: verified, now: now)
             return verified
         }
-        let claims = try await self.verifySignature(token)
-        let verified = VerifiedToken(claims: claims)
+        let (claims, kid) = try await self.verifySignature(token)
+        let verified = VerifiedToken(claims: claims, keyID: kid)
         try self.checkClaims(claims, now: now)
         try await self.checkNotRevoked(verified)
         self.cache.insert(token, verified: verified, now: now)
         return verified
     }
 
-    private func verifySignature(_ token: String) async throws -> AccessTokenClaims {
+    private func verifySignature(_ token: String) async throws -> (claims: AccessTokenClaims, keyID: String) {
         let header = try IdentityTokenVerifier.header(of: token)
         guard header.alg == "ES256", let kid = header.kid else { throw TokenRejection.unsupportedAlgorithm }
-        if (try? self.keyRing.current.jwks.keys.contains { $0.kid == kid }) != true {
+        if let type = header.typ, !["at+jwt", "application/at+jwt"].contains(type.lowercased()) { throw TokenRejection.wrongType }
+        if !self.keyRing.knows(kid: kid) {
             await self.keyRing.reloadForUnknownKID(minimumInterval: 1)
+            // jwt-kit would try its default key for a kid it lacks: a kid we do not publish is refused here.
+            guard self.keyRing.knows(kid: kid) else { throw TokenRejection.unknownKey }
         }
         do {
-            return try await self.keyRing.current.collection.verify(token, as: SignedClaims.self).claims
+            return (try await self.keyRing.current.collection.verify(token, as: SignedClaims.self).claims, kid)
         } catch let error as JWTError where error.errorType == .malformedToken || error.errorType == .claimVerificationFailure {
             throw TokenRejection.malformed
         } catch is DecodingError {
@@ -76,7 +82,7 @@ public final class AccessTokenVerifier: Sendable {
 
     private func checkClaims(_ claims: AccessTokenClaims, now: Date) throws {
         guard claims.issuer == self.issuer else { throw TokenRejection.wrongIssuer }
-        guard claims.audience == self.audience else { throw TokenRejection.wrongAudience }
+        guard claims.audience == (claims.kind == .guest ? self.guestAudience : self.audience) else { throw TokenRejection.wrongAudience }
         let seconds = now.timeIntervalSince1970
         guard TimeInterval(claims.expiresAt) > seconds else { throw TokenRejection.expired }
         guard TimeInterval(claims.notBefore) <= seconds + self.leeway else { throw TokenRejection.notYetValid }

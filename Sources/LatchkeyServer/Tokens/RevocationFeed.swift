@@ -15,14 +15,20 @@ import Synchronization
 public final class RevocationFeed: Service, Sendable {
     let store: any RevocationStore
     let cache: TokenVerificationCache
+    /// Reloaded when another process revoked a signing key.
+    let keyRing: SigningKeyRing
     let interval: TimeInterval
     let clock: any WallClock
     let logger: Logger
     private let cursor = Mutex<Int?>(nil)
 
-    init(store: any RevocationStore, cache: TokenVerificationCache, interval: TimeInterval, clock: any WallClock, logger: Logger) {
+    init(
+        store: any RevocationStore, cache: TokenVerificationCache, keyRing: SigningKeyRing, interval: TimeInterval, clock: any WallClock,
+        logger: Logger
+    ) {
         self.store = store
         self.cache = cache
+        self.keyRing = keyRing
         self.interval = interval
         self.clock = clock
         self.logger = logger
@@ -42,12 +48,17 @@ public final class RevocationFeed: Service, Sendable {
             return 0
         }
         let events = try await self.store.revocations(after: after, limit: 1000)
+        var keysRevoked = false
         for event in events {
             switch event.scope {
             case .session: self.cache.invalidate(sessionIDs: [event.value])
             case .user: self.cache.invalidate(userID: event.value)
+            case .key:
+                self.cache.invalidate(keyID: event.value)
+                keysRevoked = true
             }
         }
+        if keysRevoked { try await self.keyRing.reload() }
         if let last = events.last { self.cursor.withLock { $0 = max($0 ?? 0, last.sequence) } }
         return events.count
     }
@@ -61,15 +72,9 @@ public final class RevocationFeed: Service, Sendable {
             await withDiscardingTaskGroup { group in
                 group.addTask { await self.tick(wake) }
                 group.addTask { await self.follow(wake) }
-                var nextPrune = self.clock.now().addingTimeInterval(3600)
                 for await _ in wakes {
                     do {
                         while try await self.poll() == 1000 {}
-                        // Entries older than a day are of no use to anyone: caches trust entries for far less.
-                        if self.clock.now() >= nextPrune {
-                            try await self.store.pruneRevocations(before: self.clock.now().addingTimeInterval(-86_400))
-                            nextPrune = self.clock.now().addingTimeInterval(3600)
-                        }
                     } catch {
                         self.logger.error("reading the revocation feed failed", metadata: ["error": "\(error)"])
                     }

@@ -1,11 +1,12 @@
 import Foundation
 import SQLKit
 
-/// What a revocation covers: one session's tokens, or every token of a user.
+/// What a revocation covers: one session's tokens, every token of a user, or every token a signing key signed.
 @available(LatchkeyServer 1.0, *)
 public enum RevocationScope: String, Sendable {
     case session
     case user
+    case key
 }
 
 /// One entry of the revocation feed.
@@ -24,8 +25,6 @@ public protocol RevocationStore: Sendable {
     func latestRevocationSequence() async throws -> Int
     /// Entries after `sequence`, oldest first.
     func revocations(after sequence: Int, limit: Int) async throws -> [RevocationEvent]
-    /// Deletes entries older than `time`.
-    func pruneRevocations(before time: Date) async throws
     /// Calls `wake` each time another process commits revocations, until the calling task is cancelled; throws
     /// when the connection fails. Answers `false` at once where the database cannot notify (SQLite: poll only).
     func followRevocations(_ wake: @escaping @Sendable () -> Void) async throws -> Bool
@@ -55,16 +54,6 @@ extension SQLLatchkeyStore: RevocationStore {
 
     /// The PostgreSQL channel writers of the feed notify at commit.
     static let revocationChannel = "latchkey_revocations"
-
-    public func pruneRevocations(before time: Date) async throws {
-        try await self.database.transaction { sql in
-            // The newest entry stays: SQLite would otherwise hand out its sequence number again once the
-            // table is empty, and running processes, whose cursor is past it, would never read the new entries.
-            try await sql.raw(
-                "DELETE FROM revocations WHERE created_at < \(bind: time.stored) AND seq < (SELECT MAX(seq) FROM revocations)"
-            ).run()
-        }
-    }
 
     /// Appends to the feed; call it last in a transaction.
     ///

@@ -6,8 +6,9 @@ import Synchronization
 ///
 /// Bounded: at capacity, expired entries go first, then everything (a rare full reset costs one
 /// verification per live token). An entry is trusted until the earlier of the token's `exp` and
-/// `ceiling` after it was verified; logout, reuse detection, code revocation and account deletion
-/// drop the entries they concern at once.
+/// `ceiling` after it was verified; logout, reuse detection, code revocation, key revocation and account
+/// deletion drop the entries they concern at once. Dropping an entry drops every mention of its token, so
+/// a long run of sign-ins and logouts leaves nothing behind.
 @available(LatchkeyServer 1.0, *)
 final class TokenVerificationCache: Sendable {
     private struct Entry {
@@ -17,8 +18,16 @@ final class TokenVerificationCache: Sendable {
 
     private struct State {
         var entries: [String: Entry] = [:]
-        /// "s:<session id>", "u:<user id>", "j:<token id>" → the cached tokens they cover.
+        /// "s:<session id>", "u:<user id>", "j:<token id>", "k:<kid>" → the cached tokens they cover.
         var owners: [String: Set<String>] = [:]
+
+        mutating func remove(_ token: String) {
+            guard let entry = self.entries.removeValue(forKey: token) else { return }
+            for owner in TokenVerificationCache.owners(of: entry.token) {
+                self.owners[owner]?.remove(token)
+                if self.owners[owner]?.isEmpty == true { self.owners[owner] = nil }
+            }
+        }
     }
 
     private let capacity: Int
@@ -44,6 +53,7 @@ final class TokenVerificationCache: Sendable {
             if state.entries.count >= self.capacity {
                 Self.evict(from: &state, now: now, capacity: self.capacity)
             }
+            state.remove(token)
             state.entries[token] = entry
             for owner in Self.owners(of: verified) { state.owners[owner, default: []].insert(token) }
         }
@@ -52,31 +62,30 @@ final class TokenVerificationCache: Sendable {
     func invalidate(sessionIDs: some Sequence<String>) { self.invalidate(owners: sessionIDs.map { "s:" + $0 }) }
     func invalidate(userID: String) { self.invalidate(owners: ["u:" + userID]) }
     func invalidate(tokenID: String) { self.invalidate(owners: ["j:" + tokenID]) }
+    func invalidate(keyID: String) { self.invalidate(owners: ["k:" + keyID]) }
 
-    var count: Int { self.state.withLock { $0.entries.count } }
+    /// Cached tokens and index entries, for tests that check nothing is left behind.
+    var size: (entries: Int, indexed: Int) {
+        self.state.withLock { state in (state.entries.count, state.owners.values.reduce(0) { $0 + $1.count }) }
+    }
 
     private func invalidate(owners: [String]) {
         self.state.withLock { state in
             for owner in owners {
-                guard let tokens = state.owners.removeValue(forKey: owner) else { continue }
-                for token in tokens { state.entries[token] = nil }
+                for token in state.owners[owner] ?? [] { state.remove(token) }
             }
         }
     }
 
-    private static func owners(of token: VerifiedToken) -> [String] {
+    fileprivate static func owners(of token: VerifiedToken) -> [String] {
         var owners = ["u:" + token.userID, "j:" + token.claims.tokenID]
         if let session = token.sessionID { owners.append("s:" + session) }
+        if let kid = token.keyID { owners.append("k:" + kid) }
         return owners
     }
 
     private static func evict(from state: inout State, now: Date, capacity: Int) {
-        state.entries = state.entries.filter { $0.value.trustedUntil > now }
-        if state.entries.count >= capacity { state.entries.removeAll(keepingCapacity: true) }
-        // Owner sets may name evicted tokens; drop those names so the index stays bounded too.
-        state.owners = state.owners.compactMapValues { tokens in
-            let live = tokens.filter { state.entries[$0] != nil }
-            return live.isEmpty ? nil : live
-        }
+        for (token, entry) in state.entries where entry.trustedUntil <= now { state.remove(token) }
+        if state.entries.count >= capacity { state = State() }
     }
 }

@@ -9,11 +9,18 @@ public struct VerifiedToken: Sendable, Equatable {
     public let provider: String?
     /// …and the user's subject there.
     public let providerSubject: String?
+    /// The `kid` of the Latchkey key that signed it (nil for a provider's token): revoking that key drops it.
+    let keyID: String?
 
     public init(claims: AccessTokenClaims, provider: String? = nil, providerSubject: String? = nil) {
+        self.init(claims: claims, provider: provider, providerSubject: providerSubject, keyID: nil)
+    }
+
+    init(claims: AccessTokenClaims, provider: String? = nil, providerSubject: String? = nil, keyID: String?) {
         self.claims = claims
         self.provider = provider
         self.providerSubject = providerSubject
+        self.keyID = keyID
     }
 
     public var userID: String { self.claims.subject }
@@ -47,6 +54,8 @@ public enum TokenRejection: Error, Equatable, CustomStringConvertible {
     case unauthorizedParty
     /// The claim configured as the subject is missing or empty.
     case missingSubject
+    /// The header's `typ` names another kind of JWT (not an access token, or not the provider's configured type).
+    case wrongType
 
     public var description: String {
         switch self {
@@ -65,6 +74,7 @@ public enum TokenRejection: Error, Equatable, CustomStringConvertible {
         case .nonceReused: "The token has been used before."
         case .unauthorizedParty: "The token was issued to a party that is not authorized."
         case .missingSubject: "The token names no subject."
+        case .wrongType: "The token is not an access token (its typ header names another kind of JWT)."
         }
     }
 }

@@ -10,9 +10,17 @@ public struct UserService: Sendable {
     let cache: TokenVerificationCache
     let clock: any WallClock
 
-    /// Creates the device user `userID` unless it exists; returns whether it was created.
+    /// Creates the device user `userID` unless it exists; returns whether it was created. A deleted user's ID is
+    /// refused (``ServiceError/userDeleted``) until support frees it.
     public func register(userID: String) async throws -> Bool {
-        try await self.store.registerUser(id: userID, kind: .device, at: self.clock.now())
+        if try await self.store.registerUser(id: userID, kind: .device, at: self.clock.now()) { return true }
+        if try await self.store.deletedAt(userID: userID) != nil { throw ServiceError.userDeleted }
+        return false
+    }
+
+    /// Support: lets the deleted user's ID `userID` be registered again.
+    public func freeDeletedID(_ userID: String) async throws {
+        guard try await self.store.freeDeletedID(userID) else { throw ServiceError.notFound("No deleted user with ID \(userID).") }
     }
 
     /// The profile of the token's user.
@@ -36,7 +44,7 @@ public struct UserService: Sendable {
     public func devices(ofUser id: String) async throws -> [DeviceRecord] { try await self.store.devices(ofUser: id) }
     public func users(limit: Int, offset: Int) async throws -> [UserRecord] { try await self.store.users(limit: limit, offset: offset) }
 
-    /// Deletes the account; its sessions and codes stop working at once on this server.
+    /// Deletes the account; its sessions and codes stop working at once on this server, and its ID is retired.
     ///
     /// Apple refresh tokens stored for the user are revoked at Apple first (App Store guideline 5.1.1(v));
     /// when Apple does not confirm, nothing is deleted (``ServiceError/upstream(_:)``).

@@ -5,15 +5,18 @@ import SQLKit
 /// Users and what hangs off them.
 @available(LatchkeyServer 1.0, *)
 public protocol UserStore: Sendable {
-    /// Creates the user unless it exists; returns whether this call created it.
+    /// Creates the user unless it exists or its ID belonged to a deleted user; returns whether this call created it.
     func registerUser(id: String, kind: UserKind, at time: Date) async throws -> Bool
+    /// When the user with this ID was deleted, if it was (and support has not freed the ID since).
+    func deletedAt(userID: String) async throws -> Date?
+    /// Support: lets a deleted user's ID be registered again; returns whether it was retired.
+    func freeDeletedID(_ userID: String) async throws -> Bool
     func user(id: String) async throws -> UserRecord?
     func devices(ofUser userID: String) async throws -> [DeviceRecord]
-    func identities(ofUser userID: String) async throws -> [IdentityRecord]
     func users(limit: Int, offset: Int) async throws -> [UserRecord]
     /// The user with their devices and identities, read at once.
     func profile(ofUser id: String) async throws -> (user: UserRecord, devices: [DeviceRecord], identities: [IdentityRecord])?
-    /// Deletes the user with its devices, identities, sessions, refresh tokens and access codes.
+    /// Deletes the user with its devices, identities, sessions, refresh tokens and access codes, and retires its ID.
     func deleteUser(id: String, at time: Date) async throws -> DeletedUser?
 }
 
@@ -23,11 +26,29 @@ extension SQLLatchkeyStore: UserStore {
         try await self.database.transaction { sql in
             try await sql.raw(
                 """
-                INSERT INTO users (id, kind, created_at) VALUES (\(bind: id), \(bind: kind.rawValue), \(bind: time.stored))
+                INSERT INTO users (id, kind, created_at)
+                SELECT \(bind: id), \(bind: kind.rawValue), \(bind: time.stored)
+                WHERE NOT EXISTS (SELECT 1 FROM deleted_users WHERE id = \(bind: id))
                 ON CONFLICT (id) DO NOTHING RETURNING id
                 """
             ).first() != nil
         }
+    }
+
+    public func deletedAt(userID: String) async throws -> Date? {
+        try await self.database.read { sql in
+            try await sql.raw("SELECT deleted_at FROM deleted_users WHERE id = \(bind: userID)").first()?.date("deleted_at")
+        }
+    }
+
+    public func freeDeletedID(_ userID: String) async throws -> Bool {
+        try await self.database.transaction { sql in
+            try await sql.raw("DELETE FROM deleted_users WHERE id = \(bind: userID) RETURNING id").first() != nil
+        }
+    }
+
+    static func isDeleted(_ userID: String, on sql: any SQLDatabase) async throws -> Bool {
+        try await sql.raw("SELECT id FROM deleted_users WHERE id = \(bind: userID)").first() != nil
     }
 
     public func user(id: String) async throws -> UserRecord? {
@@ -54,7 +75,7 @@ extension SQLLatchkeyStore: UserStore {
 
     static func devices(ofUser userID: String, on sql: any SQLDatabase) async throws -> [DeviceRecord] {
         try await sql.raw(
-            "SELECT id, user_id, secret_hash, created_at, last_seen_at FROM devices WHERE user_id = \(bind: userID)"
+            "SELECT \(unsafeRaw: Self.deviceColumns) FROM devices WHERE user_id = \(bind: userID)"
         ).all().map(Self.device(from:)).sorted { $0.createdAt < $1.createdAt }
     }
 
@@ -82,6 +103,9 @@ extension SQLLatchkeyStore: UserStore {
             // ON DELETE CASCADE removes devices, identities, sessions, refresh tokens and access codes.
             let deleted = try await sql.raw("DELETE FROM users WHERE id = \(bind: id) RETURNING id").first() != nil
             guard deleted else { return nil }
+            try await sql.raw(
+                "INSERT INTO deleted_users (id, deleted_at) VALUES (\(bind: id), \(bind: time.stored)) ON CONFLICT (id) DO NOTHING"
+            ).run()
             try await Self.recordRevocation(scope: .user, values: [id], at: time, on: sql)
             return DeletedUser(userID: id, sessionIDs: sessions, accessCodeIDs: codes)
         }
@@ -90,11 +114,5 @@ extension SQLLatchkeyStore: UserStore {
     static func user(from row: any SQLRow) throws -> UserRecord {
         UserRecord(
             id: try row.string("id"), kind: UserKind(rawValue: try row.string("kind")) ?? .device, createdAt: try row.date("created_at"))
-    }
-
-    static func device(from row: any SQLRow) throws -> DeviceRecord {
-        DeviceRecord(
-            id: try row.string("id"), userID: try row.string("user_id"), secretHash: try row.string("secret_hash"),
-            createdAt: try row.date("created_at"), lastSeenAt: try row.optionalDate("last_seen_at"))
     }
 }

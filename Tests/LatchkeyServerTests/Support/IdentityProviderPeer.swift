@@ -56,8 +56,10 @@ enum IdentityProviderPeer {
     }
 
     /// A Clerk session token.
-    static func clerkToken(claims: [String: Any], omit: [String] = [], signWith: String = "clerk-1") async throws -> String {
-        try await self.call("POST", "/test/mint/clerk", json: ["claims": claims, "omit": omit, "sign_with": signWith])["token"] as! String
+    static func clerkToken(claims: [String: Any], omit: [String] = [], signWith: String = "clerk-1", type: String? = nil) async throws -> String {
+        var body: [String: Any] = ["claims": claims, "omit": omit, "sign_with": signWith]
+        if let type { body["typ"] = type }
+        return try await self.call("POST", "/test/mint/clerk", json: body)["token"] as! String
     }
 
     static func registerCode(_ code: String, subject: String, clientID: String = appClientID) async throws {
@@ -103,6 +105,7 @@ extension TestServer {
             var clerk = IdentityProviderConfiguration(
                 name: "clerk", issuer: "\(base)/clerk", jwksURL: "\(base)/clerk/.well-known/jwks.json?tag=\(tag)-clerk")
             clerk.authorizedParties = [IdentityProviderPeer.clerkParty]
+            clerk.acceptsAnyAudience = true  // Clerk's session tokens carry no aud: azp is checked instead
             configuration.identityProviders = [clerk]
             configure(&configuration)
         }

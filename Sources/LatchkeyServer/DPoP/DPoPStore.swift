@@ -1,0 +1,19 @@
+import Foundation
+import SQLKit
+
+@available(LatchkeyServer 1.0, *)
+extension SQLLatchkeyStore {
+    /// Records `proof`'s `jti` inside the caller's transaction; throws ``DPoPRejection/replayed`` (rolling the
+    /// transaction back) when it was recorded before.
+    static func spend(_ proof: VerifiedProof?, on sql: any SQLDatabase) async throws {
+        guard let proof else { return }
+        let fresh =
+            try await sql.raw(
+                """
+                INSERT INTO dpop_proofs (jti_hash, expires_at) VALUES (\(bind: proof.tokenIDHash), \(bind: proof.expiresAt.stored))
+                ON CONFLICT (jti_hash) DO NOTHING RETURNING jti_hash
+                """
+            ).first() != nil
+        guard fresh else { throw DPoPRejection.replayed }
+    }
+}

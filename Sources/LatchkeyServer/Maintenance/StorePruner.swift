@@ -1,0 +1,39 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// Removes rows that no longer decide anything (``PruningStore``) every `prune.interval` seconds, so the
+/// database stays bounded however long the server runs. Several processes may prune at once: each pass is one
+/// transaction of deletes by time, and a second pass finds nothing.
+@available(LatchkeyServer 1.0, *)
+public struct StorePruner: Service {
+    let store: any PruningStore
+    let clock: any WallClock
+    let interval: TimeInterval
+    /// The longest window of any rate limit or meter: older hits count for nothing.
+    let longestWindow: TimeInterval
+    let logger: Logger
+    /// Revoked sessions and feed entries are kept this long (other processes' caches trust entries for far less).
+    static let retention: TimeInterval = 86_400
+
+    /// One pass, as of the clock's now.
+    @discardableResult
+    public func prune() async throws -> PruneCounts {
+        let now = self.clock.now()
+        let counts = try await self.store.prune(
+            now: now, hitsBefore: now - self.longestWindow, sessionsBefore: now - Self.retention, feedBefore: now - Self.retention)
+        if counts.total > 0 { self.logger.debug("pruned", metadata: ["rows": "\(counts.total)"]) }
+        return counts
+    }
+
+    public func run() async throws {
+        while !Task.isShuttingDownGracefully {
+            do {
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(self.interval)) }
+            } catch { return }
+            do { try await self.prune() } catch {
+                self.logger.error("pruning the database failed", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+}
