@@ -49,10 +49,14 @@ let package = Package(
             name: "LatchkeyAPI",
             swiftSettings: swiftSettings
         ),
-        // The SDK: Foundation (FoundationNetworking on Linux) and LatchkeyAPI only; no package dependencies.
+        // The SDK: Foundation (FoundationNetworking on Linux), LatchkeyAPI, and for P-256 and SHA-256 CryptoKit on
+        // Apple platforms or swift-crypto (the same API) elsewhere.
         .target(
             name: "LatchkeyClient",
-            dependencies: ["LatchkeyAPI"],
+            dependencies: [
+                "LatchkeyAPI",
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(platforms: [.linux, .android, .windows, .openbsd, .wasi])),
+            ],
             swiftSettings: swiftSettings
         ),
         // A terminal "app" built only on the SDK (and swift-argument-parser for its command line).
@@ -110,8 +114,10 @@ let package = Package(
                 "LatchkeyServer",
                 "LatchkeyAPI",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
-                // HMACs for forged tokens, nonce hashes for the Apple peer.
+                // HMACs for forged tokens, nonce hashes for the Apple peer, DPoP proofs.
                 .product(name: "Crypto", package: "swift-crypto"),
+                // Tokens signed with the server's own keys (a made-up kid).
+                .product(name: "JWTKit", package: "jwt-kit"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny"), serverAvailability]
         ),

@@ -57,7 +57,9 @@ struct DeviceOptions: ParsableArguments {
 
     static func exitCode(for error: LatchkeyError) -> Int32 {
         switch error {
-        case .notSignedIn, .sessionExpired, .unauthorized, .invalidDeviceSecret, .invalidAccessCode, .accessCodeForAnotherDevice, .signInRejected: 3
+        case .notSignedIn, .sessionExpired, .unauthorized, .invalidDeviceSecret, .invalidAccessCode, .accessCodeForAnotherDevice, .signInRejected,
+            .reauthenticationRequired:
+            3
         case .rateLimited: 4
         case .offline, .server, .storeUnavailable, .invalidResponse: 5
         case .rejected, .missingDeviceID, .notRefreshable, .identityAlreadyLinked: 1

@@ -318,17 +318,25 @@ import Testing
     }
 
     @available(LatchkeyServer 1.0, *)
-    @Test func deletingThisDevicesUserAlsoForgetsItsDeviceSecret() async throws {
+    @Test func deletingThisDevicesUserStartsANewDeviceIdentity() async throws {
         let fixture = Fixture()
         let deviceID = try fixture.storeDeviceSession()
+        let oldKey = try #require(try fixture.store.load()?.deviceKey)
         let transport = StubTransport { _ in
             .json(200, AccountDeletionResponse(userID: deviceID.uuidString.lowercased(), revokedSessions: 1, appleTokensRevoked: 0))
         }
-        try await fixture.session(transport: transport).deleteAccount()
+        let session = fixture.session(transport: transport)
+        let events = await session.events()
+        try await session.deleteAccount()
+        // The deleted account's ID is retired on the server: this install continues under a new identity.
         let stored = try #require(try fixture.store.load())
         #expect(stored.session == nil)
         #expect(stored.deviceSecret == nil)
-        #expect(stored.deviceID == deviceID)
+        #expect(stored.deviceID != deviceID)
+        #expect(stored.deviceKey != nil && stored.deviceKey != oldKey)
+        #expect(fixture.defaults.string(forKey: "latchkey.device-id") == stored.deviceID.uuidString)
+        var iterator = events.makeAsyncIterator()
+        #expect(await iterator.next() == .deviceIdentityReplaced(.accountDeleted))
     }
 
     @available(LatchkeyServer 1.0, *)
@@ -369,7 +377,7 @@ extension Fixture {
     @discardableResult
     func storeDevice(secret: String?) throws -> UUID {
         let deviceID = UUID()
-        try self.store.save(StoredCredentials(deviceID: deviceID, deviceSecret: secret))
+        try self.store.save(StoredCredentials(deviceID: deviceID, deviceSecret: secret, deviceKey: DeviceKey.generate()))
         self.defaults.set(deviceID.uuidString, forKey: "latchkey.device-id")
         return deviceID
     }
@@ -382,7 +390,7 @@ extension Fixture {
         let session = StoredSession(
             kind: .session, userID: deviceID.uuidString.lowercased(), sessionID: "session-1", accessToken: "access-1",
             accessTokenExpiresAt: self.clock.now().addingTimeInterval(lifetime), refreshToken: "refresh-1")
-        try self.store.save(StoredCredentials(deviceID: deviceID, deviceSecret: "secret-1", session: session))
+        try self.store.save(StoredCredentials(deviceID: deviceID, deviceSecret: "secret-1", deviceKey: DeviceKey.generate(), session: session))
         self.defaults.set(deviceID.uuidString, forKey: "latchkey.device-id")
         return deviceID
     }

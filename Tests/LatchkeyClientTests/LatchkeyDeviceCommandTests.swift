@@ -295,6 +295,7 @@ struct LatchkeyDeviceCommandTests {
                 if let credentials = try app.credentials() {
                     secrets.formUnion([credentials.deviceSecret, credentials.session?.accessToken, credentials.session?.refreshToken].compactMap { $0 })
                 }
+                secrets.formUnion(try app.storedDeviceKey().map { [$0] } ?? [])
             }
             try await record("register")
             try await record("status")
@@ -312,7 +313,7 @@ struct LatchkeyDeviceCommandTests {
             try await record("refresh")
             try await record("status")
 
-            #expect(secrets.count >= 5)  // a device secret and at least two token pairs
+            #expect(secrets.count >= 5)  // the device key and at least two token pairs
             for result in results {
                 for secret in secrets {
                     #expect(!result.stdout.contains(secret) && !result.stderr.contains(secret), "a secret was printed by \(result.arguments)")
@@ -398,6 +399,18 @@ struct DeviceApp: Sendable {
 
     /// What the app keeps in its state directory.
     func credentials() throws -> StoredCredentials? { try FileSecureStore(directory: self.stateDirectory).load() }
+
+    /// The device key's private part as stored (base64), read from the state file itself.
+    func storedDeviceKey() throws -> String? {
+        let files = try FileManager.default.contentsOfDirectory(at: self.stateDirectory, includingPropertiesForKeys: nil)
+        for file in files {
+            guard let object = try? JSONSerialization.jsonObject(with: try Data(contentsOf: file)) as? [String: Any],
+                let key = object["device_key"] as? [String: Any], let data = key["data"] as? String
+            else { continue }
+            return data
+        }
+        return nil
+    }
 
     func remove() { try? FileManager.default.removeItem(at: self.directory) }
 }

@@ -41,6 +41,9 @@ public enum LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible, 
     /// The server answered 409 `identity_already_linked`: the identity (e.g. the Apple ID) already belongs to another
     /// user. Nothing was linked or merged, and the session in use is kept.
     case identityAlreadyLinked
+    /// The server answered 403 `reauthentication_required`: linking, unlinking or deleting the account needs a recent
+    /// sign-in. Sign in again, then retry.
+    case reauthenticationRequired
 
     /// A short sentence a person can read.
     public var description: String {
@@ -63,6 +66,7 @@ public enum LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible, 
         case .invalidResponse: "The server's answer could not be read."
         case .signInRejected(_, let message): "The sign-in was not accepted: \(message)"
         case .identityAlreadyLinked: "This sign-in already belongs to another account. Nothing was linked or merged."
+        case .reauthenticationRequired: "For your security, please sign in again to do this."
         }
     }
 
@@ -77,6 +81,7 @@ public enum LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible, 
         case .missingDeviceID: .invalidHeader
         case .invalidDeviceSecret: .invalidDeviceSecret
         case .identityAlreadyLinked: .identityAlreadyLinked
+        case .reauthenticationRequired: .reauthenticationRequired
         default: nil
         }
     }
@@ -86,7 +91,7 @@ public enum LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible, 
         let detail = (try? JSONDecoder().decode(ErrorEnvelope.self, from: response.body))?.error
         let message = detail?.message ?? "HTTP \(response.status)"
         switch response.status {
-        case 400 where message.range(of: LatchkeyHeader.deviceID, options: .caseInsensitive) != nil:
+        case 400 where detail?.code == .invalidHeader:
             return .missingDeviceID(message: message)
         case 401 where detail?.code == .invalidDeviceSecret:
             return .invalidDeviceSecret
@@ -94,6 +99,8 @@ public enum LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible, 
             return .unauthorized(code: detail?.code, message: message)
         case 409 where detail?.code == .identityAlreadyLinked:
             return .identityAlreadyLinked
+        case 403 where detail?.code == .reauthenticationRequired:
+            return .reauthenticationRequired
         case 429:
             return .rateLimited(RateLimitInfo(response: response, now: now) ?? RateLimitInfo())
         case 500...:

@@ -14,6 +14,8 @@ public struct LatchkeyRequest: Sendable, Equatable {
     public var body: Data?
     /// How the request is authenticated.
     public var auth: AuthPolicy
+    /// Whether the request carries a DPoP proof made with the device key (sign-ins, refreshes, account changes).
+    var provesDevice = false
 
     /// Creates a request.
     public init(

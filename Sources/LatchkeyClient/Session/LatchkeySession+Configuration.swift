@@ -30,12 +30,16 @@ extension LatchkeySession {
         public var tokenProvider: TokenProvider?
         /// The UserDefaults key that mirrors the device UUID.
         public var deviceIDDefaultsKey: String
+        /// Whether the device proves itself with a ``DeviceKey`` (DPoP, RFC 9449; default `true`): no device secret
+        /// travels, and refresh tokens are bound to the key. `false` registers with a device secret, as SDKs before
+        /// device keys did (servers accept both unless they require proofs).
+        public var usesDeviceKey: Bool
 
         /// Creates a configuration; only the server URL is required.
         public init(
             serverURL: URL, clockSkew: TimeInterval = 300, requireAccessCodeForThisDevice: Bool = true,
             reinstallPolicy: ReinstallPolicy = .dropSession, tokenProvider: TokenProvider? = nil,
-            deviceIDDefaultsKey: String = "latchkey.device-id"
+            deviceIDDefaultsKey: String = "latchkey.device-id", usesDeviceKey: Bool = true
         ) {
             self.serverURL = serverURL
             self.clockSkew = clockSkew
@@ -43,6 +47,7 @@ extension LatchkeySession {
             self.reinstallPolicy = reinstallPolicy
             self.tokenProvider = tokenProvider
             self.deviceIDDefaultsKey = deviceIDDefaultsKey
+            self.usesDeviceKey = usesDeviceKey
         }
     }
 }

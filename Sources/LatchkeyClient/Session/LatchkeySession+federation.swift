@@ -39,7 +39,8 @@ extension LatchkeySession {
         let bearer = linkingCurrentUser ? try await self.linkingBearer() : nil
         if let bearer { headers["Authorization"] = "Bearer \(bearer)" }
         let body = AppleSignInRequest(identityToken: identityToken, rawNonce: rawNonce, authorizationCode: authorizationCode)
-        let request = LatchkeyRequest(method: "POST", path: "/api/v1/auth/apple", headers: headers, body: try JSONEncoder().encode(body), auth: .none)
+        var request = LatchkeyRequest(method: "POST", path: "/api/v1/auth/apple", headers: headers, body: try JSONEncoder().encode(body), auth: .none)
+        request.provesDevice = true
         let pair = try await self.signInPair(request, hiding: [identityToken, rawNonce, authorizationCode, bearer])
         return try self.begin(self.storedSession(from: pair))
     }
@@ -81,25 +82,27 @@ extension LatchkeySession {
     /// (not both: with a token provider, stored sessions are not used).
     @discardableResult
     public func exchangeExternalToken(_ token: String) async throws -> AuthSession {
-        let request = try LatchkeyRequest.post("/api/v1/auth/token-exchange", json: TokenExchangeRequest(subjectToken: token), auth: .none)
+        var request = try LatchkeyRequest.post("/api/v1/auth/token-exchange", json: TokenExchangeRequest(subjectToken: token), auth: .none)
+        request.provesDevice = true
         let pair = try await self.signInPair(request, hiding: [token])
         return try self.begin(self.storedSession(from: pair))
     }
 
     /// Deletes the signed-in user's account (`DELETE /api/v1/users/me`), then signs out locally.
     ///
-    /// The server removes the user, its sessions and devices, and revokes its Apple tokens. Here the session is cleared
-    /// (state ``AuthState/signedOut``); the device UUID stays. When the deleted user was this device's user, the device
-    /// secret (which proved a registration that no longer exists) is cleared too, and a later ``registerDevice()``
-    /// creates a new, empty user with the same ID, the device UUID. When the call fails nothing changes here.
+    /// The server removes the user, its sessions and devices, and revokes its Apple tokens; it needs a recent sign-in,
+    /// which the request's proof of the device key gives when the session was started with it (otherwise
+    /// ``LatchkeyError/reauthenticationRequired``). Here the session is cleared (state ``AuthState/signedOut``). When the
+    /// deleted user was this device's own, its ID is retired on the server, so this install starts a new device
+    /// identity (``LatchkeyEvent/deviceIdentityReplaced(_:)``): a later ``registerDevice()`` creates a new, empty user.
+    /// When the call fails nothing changes here.
     @discardableResult
     public func deleteAccount() async throws -> AccountDeletionResponse {
-        let deleted = try await self.send(LatchkeyRequest(method: "DELETE", path: "/api/v1/users/me", auth: .bearer), decoding: AccountDeletionResponse.self)
-        if var credentials = self.credentials, credentials.deviceSecret != nil,
-            deleted.userID.caseInsensitiveCompare(credentials.deviceID.uuidString) == .orderedSame
-        {
-            credentials.deviceSecret = nil
-            try? self.persist(credentials)
+        var request = LatchkeyRequest(method: "DELETE", path: "/api/v1/users/me", auth: .bearer)
+        request.provesDevice = true
+        let deleted = try await self.send(request, decoding: AccountDeletionResponse.self)
+        if let credentials = self.credentials, deleted.userID.caseInsensitiveCompare(credentials.deviceID.uuidString) == .orderedSame {
+            try? self.replaceDeviceIdentity(.accountDeleted)
         }
         self.endSession(.signedOut)
         return deleted

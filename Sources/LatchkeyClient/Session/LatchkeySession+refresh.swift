@@ -57,12 +57,13 @@ extension LatchkeySession {
         }
     }
 
-    /// `POST /api/v1/auth/refresh`, sent straight to the transport: the refresh request is never itself refreshed or retried.
+    /// `POST /api/v1/auth/refresh` with a proof of the device key, sent straight to the transport: the refresh request
+    /// is never itself refreshed or retried (only sent again once with the server's DPoP nonce when it asks for one).
     func requestRefresh(_ refreshToken: String) async throws -> TransportResponse {
         let request = TransportRequest(
             method: "POST", url: try self.url(for: "/api/v1/auth/refresh"), headers: ["Content-Type": "application/json"],
             body: try JSONEncoder().encode(RefreshRequest(refreshToken: refreshToken)))
-        return try await self.perform(request)
+        return try await self.performProving(request)
     }
 
     /// The session in the secure store when another process (an app extension, a second CLI run) replaced ours there.

@@ -13,11 +13,14 @@ extension LatchkeySession {
     /// ``LatchkeyEvent/rateLimited(_:)`` event; no answer at all is ``LatchkeyError/offline``.
     public func send(_ request: LatchkeyRequest) async throws -> LatchkeyResponse {
         var prepared = try await self.prepare(request, forceProviderRefresh: false)
-        var response = try await self.perform(prepared.request)
+        let perform = { (prepared: TransportRequest) in
+            request.provesDevice ? try await self.performProving(prepared) : try await self.perform(prepared)
+        }
+        var response = try await perform(prepared.request)
         if response.status == 401, request.auth.usesToken, let rejected = prepared.token {
             try await self.recover(fromRejected: rejected)
             prepared = try await self.prepare(request, forceProviderRefresh: true)
-            response = try await self.perform(prepared.request)
+            response = try await perform(prepared.request)
         }
         return try self.check(response)
     }
@@ -88,10 +91,13 @@ extension LatchkeySession {
         _ = try await self.refreshSession(replacing: token)
     }
 
-    /// Sends without any auth handling; a transport failure is ``LatchkeyError/offline``.
+    /// Sends without any auth handling; a transport failure is ``LatchkeyError/offline``. Keeps the DPoP nonce the
+    /// answer carries.
     func perform(_ request: TransportRequest) async throws -> TransportResponse {
         do {
-            return try await self.transport.send(request)
+            let response = try await self.transport.send(request)
+            if let nonce = response.header(DPoPProof.nonceHeader) { self.dpopNonce = nonce }
+            return response
         } catch is CancellationError {
             throw CancellationError()
         } catch let error as URLError where error.code == .cancelled {

@@ -4,14 +4,31 @@ import LatchkeyAPI
 extension LatchkeySession {
     /// Registers this device (`POST /api/v1/auth/register-device`) and starts its session: instant play, no sign-up.
     ///
-    /// The first registration stores the device secret the server returns; later ones (after sign-out or a reinstall)
-    /// send it to get the same account back. Throws ``LatchkeyError/invalidDeviceSecret`` when the server knows the
-    /// device but the stored secret is missing or wrong (e.g. the device was created by `users/register`).
+    /// The device proves itself with its ``DeviceKey`` (a DPoP proof over the server's nonce): the first registration
+    /// binds the key to the device, later ones (after sign-out or a reinstall) prove it again to get the same account
+    /// back, and no secret travels. A device registered by an older SDK sends its stored device secret once more, with
+    /// the proof, and is bound to its key from then on. Throws ``LatchkeyError/invalidDeviceSecret`` when the server
+    /// knows the device and this install cannot prove it is that device.
+    ///
+    /// When the server answers that the device UUID is not this install's to use (409: claimed through
+    /// `users/register`, or its account deleted), the SDK starts a new device identity
+    /// (``LatchkeyEvent/deviceIdentityReplaced(_:)``) and registers that, once.
     @discardableResult
     public func registerDevice() async throws -> AuthSession {
+        do {
+            return try await self.registerThisDevice()
+        } catch LatchkeyError.rejected(409, let code, _) where code == .deviceIDClaimed || code == .userDeleted {
+            try self.replaceDeviceIdentity(.idUnavailable)
+            return try await self.registerThisDevice()
+        }
+    }
+
+    private func registerThisDevice() async throws -> AuthSession {
         let credentials = try self.loadCredentials()
         let body = RegisterDeviceRequest(deviceID: credentials.deviceID.uuidString.lowercased(), deviceSecret: credentials.deviceSecret)
-        let pair = try await self.send(try .post("/api/v1/auth/register-device", json: body, auth: .none), decoding: TokenPairResponse.self)
+        var request = try LatchkeyRequest.post("/api/v1/auth/register-device", json: body, auth: .none)
+        request.provesDevice = true
+        let pair = try await self.send(request, decoding: TokenPairResponse.self)
         return try self.begin(self.storedSession(from: pair), deviceSecret: pair.deviceSecret)
     }
 
@@ -60,7 +77,8 @@ extension LatchkeySession {
             throw LatchkeyError.accessCodeForAnotherDevice
         }
         if exchange {
-            let request = try LatchkeyRequest.post("/api/v1/auth/access-code/exchange", json: AccessCodeExchangeRequest(accessCode: code), auth: .none)
+            var request = try LatchkeyRequest.post("/api/v1/auth/access-code/exchange", json: AccessCodeExchangeRequest(accessCode: code), auth: .none)
+            request.provesDevice = true
             let pair = try await self.send(request, decoding: TokenPairResponse.self)
             return try self.begin(self.storedSession(from: pair))
         }

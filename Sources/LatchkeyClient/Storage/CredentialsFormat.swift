@@ -2,8 +2,9 @@ import Foundation
 
 /// The versioned JSON form of ``StoredCredentials``, shared by the file and Keychain stores.
 ///
-/// Version 1: `{"format": 1, "device_id", "device_secret"?, "session"?: {"kind", "user_id", "session_id"?,
-/// "access_token", "access_token_expires_at" (seconds since 1970), "refresh_token"?}}`.
+/// Version 1: `{"format": 1, "device_id", "device_secret"?, "device_key"?: {"kind": "p256" | "secure-enclave", "data"
+/// (base64)}, "session"?: {"kind", "user_id", "session_id"?, "access_token", "access_token_expires_at" (seconds since
+/// 1970), "refresh_token"?}}`.
 /// Readers ignore fields they do not know and accept any `format`, so a newer SDK reads what an older one wrote
 /// (and the other way round) without logging anyone out; a session it cannot read is dropped, the device kept.
 public enum CredentialsFormat {
@@ -14,6 +15,7 @@ public enum CredentialsFormat {
     public static func encode(_ credentials: StoredCredentials) throws -> Data {
         let document = Document(
             format: Self.currentVersion, deviceID: credentials.deviceID.uuidString.lowercased(), deviceSecret: credentials.deviceSecret,
+            deviceKey: credentials.deviceKey.map { KeyDocument(kind: $0.kind.rawValue, data: $0.data.base64EncodedString()) },
             session: credentials.session.map(SessionDocument.init))
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
@@ -25,26 +27,30 @@ public enum CredentialsFormat {
         guard let document = try? JSONDecoder().decode(Document.self, from: data), let deviceID = UUID(uuidString: document.deviceID) else {
             throw SecureStoreError.corrupt
         }
-        return StoredCredentials(deviceID: deviceID, deviceSecret: document.deviceSecret, session: document.session?.session)
+        return StoredCredentials(
+            deviceID: deviceID, deviceSecret: document.deviceSecret, deviceKey: document.deviceKey?.key, session: document.session?.session)
     }
 
     private struct Document: Codable {
         var format: Int
         var deviceID: String
         var deviceSecret: String?
+        var deviceKey: KeyDocument?
         var session: SessionDocument?
 
         enum CodingKeys: String, CodingKey {
             case format
             case deviceID = "device_id"
             case deviceSecret = "device_secret"
+            case deviceKey = "device_key"
             case session
         }
 
-        init(format: Int, deviceID: String, deviceSecret: String?, session: SessionDocument?) {
+        init(format: Int, deviceID: String, deviceSecret: String?, deviceKey: KeyDocument?, session: SessionDocument?) {
             self.format = format
             self.deviceID = deviceID
             self.deviceSecret = deviceSecret
+            self.deviceKey = deviceKey
             self.session = session
         }
 
@@ -53,8 +59,20 @@ public enum CredentialsFormat {
             self.format = (try? container.decode(Int.self, forKey: .format)) ?? 1
             self.deviceID = try container.decode(String.self, forKey: .deviceID)
             self.deviceSecret = try? container.decodeIfPresent(String.self, forKey: .deviceSecret)
+            self.deviceKey = try? container.decodeIfPresent(KeyDocument.self, forKey: .deviceKey)
             // A session this version cannot read (a kind it does not know) is dropped; the device identity survives.
             self.session = try? container.decodeIfPresent(SessionDocument.self, forKey: .session)
+        }
+    }
+
+    private struct KeyDocument: Codable {
+        var kind: String
+        var data: String
+
+        /// The key, when this SDK knows its kind.
+        var key: DeviceKey? {
+            guard let kind = DeviceKey.Kind(rawValue: self.kind), let data = Data(base64Encoded: self.data) else { return nil }
+            return DeviceKey(kind: kind, data: data)
         }
     }
 

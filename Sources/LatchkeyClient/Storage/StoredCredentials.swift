@@ -6,21 +6,26 @@ import Foundation
 public struct StoredCredentials: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// This install's device UUID.
     public var deviceID: UUID
-    /// The secret the server returned when this device first registered; needed to register it again.
+    /// The secret the server returned when this device first registered without a key (older SDKs); needed to
+    /// register it again, until the device proves itself with its key.
     public var deviceSecret: String?
+    /// The device's key, which proves it to the server (see ``DeviceKey``).
+    public var deviceKey: DeviceKey?
     /// The current session, if any.
     public var session: StoredSession?
 
     /// Creates credentials.
-    public init(deviceID: UUID, deviceSecret: String? = nil, session: StoredSession? = nil) {
+    public init(deviceID: UUID, deviceSecret: String? = nil, deviceKey: DeviceKey? = nil, session: StoredSession? = nil) {
         self.deviceID = deviceID
         self.deviceSecret = deviceSecret
+        self.deviceKey = deviceKey
         self.session = session
     }
 
-    /// The device ID and whether a secret and a session are present; never their values.
+    /// The device ID and whether a secret, a key and a session are present; never their values.
     public var description: String {
-        "StoredCredentials(device: \(self.deviceID), secret: \(self.deviceSecret == nil ? "none" : "<redacted>"), session: \(self.session.map(\.description) ?? "none"))"
+        "StoredCredentials(device: \(self.deviceID), secret: \(self.deviceSecret == nil ? "none" : "<redacted>"), "
+            + "key: \(self.deviceKey == nil ? "none" : "<redacted>"), session: \(self.session.map(\.description) ?? "none"))"
     }
     /// Same as ``description``.
     public var debugDescription: String { self.description }

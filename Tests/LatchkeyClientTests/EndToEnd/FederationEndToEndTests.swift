@@ -32,9 +32,9 @@ struct FederationEndToEndTests {
     static func configure(_ configuration: inout LatchkeyConfiguration) {
         configuration.apple.clientIDs = ["com.example.app"]
         configuration.apple.jwksURL = "\(Self.peer)/auth/keys"
-        configuration.identityProviders = [
-            IdentityProviderConfiguration(name: "clerk", issuer: "\(Self.peer)/clerk", jwksURL: "\(Self.peer)/clerk/.well-known/jwks.json")
-        ]
+        var clerk = IdentityProviderConfiguration(name: "clerk", issuer: "\(Self.peer)/clerk", jwksURL: "\(Self.peer)/clerk/.well-known/jwks.json")
+        clerk.acceptsAnyAudience = true  // Clerk's session tokens carry no aud
+        configuration.identityProviders = [clerk]
     }
 
     /// An Apple identity token for `subject` carrying `nonce`'s hash, valid on `server`'s clock.

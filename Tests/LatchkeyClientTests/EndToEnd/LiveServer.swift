@@ -21,7 +21,7 @@ struct LiveServer: Sendable {
 
     /// Runs `body` against a fresh server; `limits` are off unless given, the clock starts at `clock`'s time.
     static func run(
-        limits: AbuseLimits = .off, clock: ManualClock = ManualClock(), configure: (inout LatchkeyConfiguration) -> Void = { _ in },
+        limits: AbuseLimits = .off, clock: ManualClock = ManualClock(start: Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))), configure: (inout LatchkeyConfiguration) -> Void = { _ in },
         _ body: @Sendable (LiveServer) async throws -> Void
     ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-client-e2e-\(UUID().uuidString)")

@@ -53,7 +53,9 @@ import Testing
             #expect(await first.bootstrap() == .signedOut)
             let registered = try await first.registerDevice()
             #expect(registered.userID == (try await first.deviceID().uuidString.lowercased()))
-            #expect(try app.store.load()?.deviceSecret != nil)
+            // The device proves itself with its key: no secret was handed out.
+            #expect(try app.store.load()?.deviceKey != nil)
+            #expect(try app.store.load()?.deviceSecret == nil)
 
             #expect(await app.launch().bootstrap().isSignedIn)
             #expect(app.transport.count("/api/v1/auth/me") == 1)
@@ -72,7 +74,7 @@ import Testing
                 TransportRequest(method: "GET", url: server.url.appendingPathComponent("api/v1/validate-token"), headers: ["Authorization": "Bearer \(tokenAfter)"]))
             #expect(check.status == 401)
 
-            // The stored device secret gets the same account back.
+            // The stored device key gets the same account back.
             #expect(try await app.launch().registerDevice().userID == registered.userID)
         }
     }

@@ -105,7 +105,7 @@ struct Fixture {
         let session = StoredSession(
             kind: kind, userID: "user", sessionID: "session-1", accessToken: access,
             accessTokenExpiresAt: self.clock.now().addingTimeInterval(lifetime), refreshToken: refresh)
-        try self.store.save(StoredCredentials(deviceID: deviceID, deviceSecret: "secret-1", session: session))
+        try self.store.save(StoredCredentials(deviceID: deviceID, deviceSecret: "secret-1", deviceKey: DeviceKey.generate(), session: session))
         self.defaults.set(deviceID.uuidString, forKey: "latchkey.device-id")
         return deviceID
     }

@@ -1,0 +1,29 @@
+import Foundation
+
+/// DPoP proofs (RFC 9449): a JWT signed by the device key for one request — its method and URL, the time, a unique
+/// `jti` and the server's nonce — so the request proves it comes from this device and cannot be replayed.
+enum DPoPProof {
+    static let header = "DPoP"
+    static let nonceHeader = "DPoP-Nonce"
+
+    /// A proof for `method` `url` (its query and fragment are not part of it), made at `now`.
+    static func make(key: DeviceKey, method: String, url: URL, nonce: String?, now: Date) throws -> String {
+        let header: [String: Any] = ["typ": "dpop+jwt", "alg": "ES256", "jwk": try key.publicJWK()]
+        var claims: [String: Any] = [
+            "jti": UUID().uuidString, "htm": method.uppercased(), "htu": Self.target(of: url), "iat": Int(now.timeIntervalSince1970),
+        ]
+        if let nonce { claims["nonce"] = nonce }
+        let input =
+            Base64URL.encode(try JSONSerialization.data(withJSONObject: header, options: [.sortedKeys, .withoutEscapingSlashes])) + "."
+            + Base64URL.encode(try JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys, .withoutEscapingSlashes]))
+        return input + "." + Base64URL.encode(try key.sign(Data(input.utf8)))
+    }
+
+    /// `url` without its query and fragment, as `htu` names it.
+    static func target(of url: URL) -> String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
+        components.query = nil
+        components.fragment = nil
+        return components.url?.absoluteString ?? url.absoluteString
+    }
+}
