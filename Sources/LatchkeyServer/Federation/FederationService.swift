@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import LatchkeyAPI
 import Logging
@@ -6,7 +5,7 @@ import Logging
 /// Sign in with Apple, account linking, token exchange for third-party providers, and the Apple side
 /// of account deletion.
 @available(LatchkeyServer 1.0, *)
-public final class FederationService: Sendable {
+package final class FederationService: Sendable {
     static let appleProvider = "apple"
 
     let apple: AppleConfiguration
@@ -14,6 +13,7 @@ public final class FederationService: Sendable {
     let appleClient: AppleClient
     let external: ExternalTokenVerifier
     let store: any IdentityStore
+    let users: any UserStore
     let sessions: SessionService
     let masterKey: MasterKey
     let clock: any WallClock
@@ -21,13 +21,15 @@ public final class FederationService: Sendable {
 
     init(
         apple: AppleConfiguration, appleVerifier: IdentityTokenVerifier?, appleClient: AppleClient, external: ExternalTokenVerifier,
-        store: any IdentityStore, sessions: SessionService, masterKey: MasterKey, clock: any WallClock, logger: Logger
+        store: any IdentityStore, users: any UserStore, sessions: SessionService, masterKey: MasterKey, clock: any WallClock,
+        logger: Logger
     ) {
         self.apple = apple
         self.appleVerifier = appleVerifier
         self.appleClient = appleClient
         self.external = external
         self.store = store
+        self.users = users
         self.sessions = sessions
         self.masterKey = masterKey
         self.clock = clock
@@ -35,10 +37,10 @@ public final class FederationService: Sendable {
     }
 
     /// What a Sign in with Apple did.
-    public struct AppleSignIn: Sendable {
-        public var tokens: TokenPairResponse
+    package struct AppleSignIn: Sendable {
+        package var tokens: TokenPairResponse
         /// A user was created for this Apple ID.
-        public var created: Bool
+        package var created: Bool
     }
 
     /// Verifies the identity token and signs its Apple ID in — or, with `bearer` (a session's token), links
@@ -46,13 +48,14 @@ public final class FederationService: Sendable {
     ///
     /// Checks, in order: RS256 with a key from Apple's JWKS; `iss`; `exp`; `iat` not ahead beyond
     /// `apple.leeway`; `aud` one of `apple.client-ids`; `nonce` equal (constant time) to SHA-256 hex of
-    /// `rawNonce`; the Apple ID not linked to another user (409, before anything is spent); the nonce not
-    /// seen before. Then the authorization code, when given and a key is configured, is exchanged for
-    /// Apple's refresh token, which is stored sealed with the master key.
+    /// `rawNonce`; the Apple ID not linked to another user (409, before anything is spent). Then the authorization
+    /// code, when given and a key is configured, is exchanged for Apple's refresh token, which is stored sealed with
+    /// the master key. Last, one transaction spends the nonce (refused when seen before), finds, creates or links the
+    /// user and starts the session: a failure anywhere in it leaves no user, no link, no session and the nonce unspent.
     ///
     /// Linking needs a recent sign-in (``SessionService/requireRecentAuthentication(_:proof:)``). The new session is
     /// bound to `proof`'s key when the request carried a DPoP proof.
-    public func signInWithApple(_ request: AppleSignInRequest, linkingTo bearer: VerifiedToken?, proof: VerifiedProof? = nil) async throws
+    package func signInWithApple(_ request: AppleSignInRequest, linkingTo bearer: VerifiedToken?, proof: VerifiedProof? = nil) async throws
         -> AppleSignIn
     {
         guard let verifier = self.appleVerifier else {
@@ -65,7 +68,7 @@ public final class FederationService: Sendable {
         if let bearer { try await self.sessions.requireRecentAuthentication(bearer, proof: proof) }
         let claims = try await verifier.verify(request.identityToken)
         guard let clientID = claims.audiences.first(where: self.apple.clientIDs.contains) else { throw TokenRejection.wrongAudience }
-        guard let nonce = claims.string("nonce"), Self.constantTimeEqual(nonce.lowercased(), Self.sha256Hex(request.rawNonce)) else {
+        guard let nonce = claims.string("nonce"), Secret.constantTimeEquals(nonce.lowercased(), Secret.hash(request.rawNonce)) else {
             throw TokenRejection.nonceMismatch
         }
         guard let subject = claims.string("sub"), !subject.isEmpty else { throw TokenRejection.missingSubject }
@@ -73,54 +76,54 @@ public final class FederationService: Sendable {
             throw ServiceError.identityAlreadyLinked
         }
         let now = self.clock.now()
-        let expiresAt = Date(timeIntervalSince1970: claims.seconds("exp") ?? now.timeIntervalSince1970)
-        guard try await self.store.spendNonce("apple " + nonce.lowercased(), expiresAt: expiresAt, now: now) else {
-            throw TokenRejection.nonceReused
-        }
         var sealedRefreshToken: String?
         if let code = request.authorizationCode, !code.isEmpty, self.apple.canExchangeCodes {
             sealedRefreshToken = try await self.exchange(code: code, clientID: clientID, subject: subject)
         }
-        var identity = FederatedIdentity(
+        let identity = FederatedIdentity(
             provider: Self.appleProvider, subject: subject, userID: bearer?.userID ?? "",
             // Apple sends email_verified as "true"/"false" strings (older tokens) or booleans; keep only a verified address.
             email: claims.flag("email_verified") == true ? claims.string("email") : nil,
             clientID: sealedRefreshToken == nil ? nil : clientID, sealedRefreshToken: sealedRefreshToken, createdAt: now)
-        let userID: String
-        let created: Bool
-        if let bearer {
-            identity.userID = bearer.userID
-            do {
-                try await self.store.link(identity)
-            } catch StoreError.conflict {
-                throw ServiceError.identityAlreadyLinked
-            }
-            (userID, created) = (bearer.userID, false)
-        } else {
-            switch try await self.store.signIn(identity, newUserID: UUID().uuidString.lowercased(), at: now) {
-            case .existing(let id): (userID, created) = (id, false)
-            case .created(let id): (userID, created) = (id, true)
-            }
-        }
-        let tokens = try await self.sessions.startSession(userID: userID, deviceID: bearer?.deviceID, proof: proof)
-        return AppleSignIn(tokens: tokens, created: created)
+        let expiresAt = Date(timeIntervalSince1970: claims.seconds("exp") ?? now.timeIntervalSince1970)
+        let (tokens, outcome) = try await self.completeSignIn(
+            identity, linkingTo: bearer, nonce: SpentNonce(hash: "apple " + nonce.lowercased(), expiresAt: expiresAt), proof: proof)
+        if case .created = outcome { return AppleSignIn(tokens: tokens, created: true) }
+        return AppleSignIn(tokens: tokens, created: false)
     }
 
-    /// Trades a configured provider's token for a Latchkey session of its user (bound to `proof`'s key when one came).
-    public func exchange(_ request: TokenExchangeRequest, proof: VerifiedProof? = nil) async throws -> TokenPairResponse {
-        guard let verified = try await self.external.verify(request.subjectToken) else {
+    /// Trades a configured provider's token for a Latchkey session of its user (bound to `proof`'s key when one came):
+    /// the user, when new, and the session are written in one transaction.
+    package func exchange(_ request: TokenExchangeRequest, proof: VerifiedProof? = nil) async throws -> TokenPairResponse {
+        guard let verified = try await self.external.identify(request.subjectToken) else {
             throw TokenRejection.wrongIssuer
         }
-        return try await self.sessions.startSession(userID: verified.userID, deviceID: nil, proof: proof)
+        try self.sessions.checkProofPolicy(proof)
+        return try await self.completeSignIn(verified.identity(at: self.clock.now()), linkingTo: nil, nonce: nil, proof: proof).tokens
+    }
+
+    /// Spends `nonce`, finds, creates or links the user of `identity` and starts its session, in one transaction.
+    private func completeSignIn(_ identity: FederatedIdentity, linkingTo bearer: VerifiedToken?, nonce: SpentNonce?, proof: VerifiedProof?)
+        async throws -> (tokens: TokenPairResponse, outcome: FederatedSignIn)
+    {
+        var (session, refreshToken) = self.sessions.makeSession(userID: "", deviceID: bearer?.deviceID, proof: proof)
+        let outcome = try await self.store.completeSignIn(
+            identity, linkingTo: bearer?.userID, newUserID: UUID().uuidString.lowercased(), nonce: nonce, session: session,
+            now: session.createdAt)
+        switch outcome {
+        case .existing(let userID), .created(let userID): session.userID = userID
+        }
+        return (try await self.sessions.tokenPair(session, refreshToken: refreshToken), outcome)
     }
 
     /// Unlinks the user's identities at `provider`; returns how many. Refused (409 `last_sign_in_method`) when the
     /// user would have no way left to sign in: a user created by an identity provider keeps at least one identity.
-    public func unlink(provider: String, fromUser userID: String, kind: UserKind) async throws -> Int {
+    package func unlink(provider: String, fromUser userID: String) async throws -> Int {
+        guard let user = try await self.users.user(id: userID) else { throw ServiceError.notFound("No user with ID \(userID).") }
         let identities = try await self.store.identities(ofUser: userID)
         let unlinking = identities.filter { $0.provider == provider }
         guard !unlinking.isEmpty else { throw ServiceError.notFound("No \(provider) identity is linked to this account.") }
-        if kind == .federated && unlinking.count == identities.count {
+        if user.kind == .federated && unlinking.count == identities.count {
             throw ServiceError.lastSignInMethod(
                 "This is the account's only way to sign in: link another identity first, or delete the account instead.")
         }
@@ -167,14 +170,9 @@ public final class FederationService: Sendable {
         if let error = error as? UpstreamError { return error.description }
         return "the request to the identity provider failed"
     }
+}
 
-    static func sha256Hex(_ text: String) -> String {
-        SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
-    }
-
-    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-        let (x, y) = (Array(a.utf8), Array(b.utf8))
-        guard x.count == y.count else { return false }
-        return zip(x, y).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
-    }
+@available(LatchkeyServer 1.0, *)
+extension FederationService: LinkedGrantRevoker {
+    package func revokeGrants(ofUser userID: String) async throws -> Int { try await self.revokeAppleTokens(ofUser: userID) }
 }

@@ -4,50 +4,58 @@ import SQLKit
 
 /// An identity at a provider and what we keep about it.
 @available(LatchkeyServer 1.0, *)
-public struct FederatedIdentity: Sendable, Equatable {
-    public var provider: String
-    public var subject: String
-    public var userID: String
-    public var email: String?
+package struct FederatedIdentity: Sendable, Equatable {
+    package var provider: String
+    package var subject: String
+    package var userID: String
+    package var email: String?
     /// Apple: the client ID (bundle ID or Services ID) its refresh token was issued to.
-    public var clientID: String?
+    package var clientID: String?
     /// Apple: its refresh token, sealed with the master key.
-    public var sealedRefreshToken: String?
-    public var createdAt: Date
+    package var sealedRefreshToken: String?
+    package var createdAt: Date
 }
 
 /// What ``IdentityStore/signIn(_:newUserID:at:)`` did.
 @available(LatchkeyServer 1.0, *)
-public enum FederatedSignIn: Sendable, Equatable {
+package enum FederatedSignIn: Sendable, Equatable {
     /// The identity was known: its user.
     case existing(userID: String)
     /// A new user was created for the identity.
     case created(userID: String)
 }
 
+/// A nonce an identity token carries, spent with the sign-in it starts.
+@available(LatchkeyServer 1.0, *)
+package struct SpentNonce: Sendable, Equatable {
+    let hash: String
+    let expiresAt: Date
+}
+
 /// The identities table: provider subjects mapped to our user IDs, and nonces spent.
 @available(LatchkeyServer 1.0, *)
-public protocol IdentityStore: Sendable {
+package protocol IdentityStore: Sendable {
     func identity(provider: String, subject: String) async throws -> FederatedIdentity?
     /// The user of `identity` — creating a federated user with `newUserID` when the identity is new; atomic,
     /// so two first sign-ins at once make one user.
     func signIn(_ identity: FederatedIdentity, newUserID: String, at time: Date) async throws -> FederatedSignIn
-    /// Links `identity` to `identity.userID`. Throws ``StoreError/conflict`` when it belongs to another user
-    /// (or the user does not exist); linking it again to its own user only updates its Apple refresh token.
-    func link(_ identity: FederatedIdentity) async throws
+    /// One sign-in through an identity provider, as one transaction: spends `nonce` (``TokenRejection/nonceReused``
+    /// when it was spent), links `identity` to the user `linkingTo` (``ServiceError/identityAlreadyLinked`` when it
+    /// belongs to another) or finds its user — creating a federated user `newUserID` for a new identity — keeps its Apple
+    /// refresh token, and creates `session` for that user (its `userID` is set here). A failure anywhere writes nothing.
+    func completeSignIn(_ identity: FederatedIdentity, linkingTo: String?, newUserID: String, nonce: SpentNonce?, session: NewSession, now: Date)
+        async throws -> FederatedSignIn
     /// The user's linked identities, oldest first.
     func identities(ofUser userID: String) async throws -> [IdentityRecord]
     /// Removes the user's identities at `provider`; returns how many.
     func unlink(provider: String, fromUser userID: String) async throws -> Int
     /// The user's identities that hold an Apple refresh token.
     func identitiesWithRefreshTokens(ofUser userID: String) async throws -> [FederatedIdentity]
-    /// Records `nonceHash` as spent until `expiresAt`; false when it was spent already. Forgets expired ones.
-    func spendNonce(_ nonceHash: String, expiresAt: Date, now: Date) async throws -> Bool
 }
 
 @available(LatchkeyServer 1.0, *)
 extension SQLLatchkeyStore: IdentityStore {
-    public func identity(provider: String, subject: String) async throws -> FederatedIdentity? {
+    package func identity(provider: String, subject: String) async throws -> FederatedIdentity? {
         try await self.database.read { sql in
             try await sql.raw(
                 """
@@ -58,51 +66,76 @@ extension SQLLatchkeyStore: IdentityStore {
         }
     }
 
-    public func signIn(_ identity: FederatedIdentity, newUserID: String, at time: Date) async throws -> FederatedSignIn {
+    package func signIn(_ identity: FederatedIdentity, newUserID: String, at time: Date) async throws -> FederatedSignIn {
         try await self.database.transaction { sql in
-            try await Self.serialize(on: "identity \(identity.provider) \(identity.subject)", sql)
-            if let known = try await sql.raw(
-                "SELECT user_id FROM identities WHERE provider = \(bind: identity.provider) AND subject = \(bind: identity.subject)"
-            ).first() {
-                let userID = try known.string("user_id")
-                if identity.sealedRefreshToken != nil {
-                    try await Self.updateRefreshToken(identity, on: sql)
-                }
-                return .existing(userID: userID)
+            try await Self.findOrCreateUser(of: identity, linkingTo: nil, newUserID: newUserID, at: time, on: sql)
+        }
+    }
+
+    package func completeSignIn(
+        _ identity: FederatedIdentity, linkingTo: String?, newUserID: String, nonce: SpentNonce?, session: NewSession, now: Date
+    ) async throws -> FederatedSignIn {
+        try await self.database.transaction { sql in
+            if let nonce {
+                try await sql.raw("DELETE FROM used_nonces WHERE expires_at < \(bind: now.stored)").run()
+                let fresh =
+                    try await sql.raw(
+                        """
+                        INSERT INTO used_nonces (nonce_hash, expires_at) VALUES (\(bind: nonce.hash), \(bind: nonce.expiresAt.stored))
+                        ON CONFLICT (nonce_hash) DO NOTHING RETURNING nonce_hash
+                        """
+                    ).first() != nil
+                guard fresh else { throw TokenRejection.nonceReused }
             }
-            try await sql.raw(
-                """
-                INSERT INTO users (id, kind, created_at) VALUES (\(bind: newUserID), \(bind: UserKind.federated.rawValue), \(bind: time.stored))
-                """
-            ).run()
-            var created = identity
-            created.userID = newUserID
+            let outcome = try await Self.findOrCreateUser(of: identity, linkingTo: linkingTo, newUserID: newUserID, at: now, on: sql)
+            var session = session
+            switch outcome {
+            case .existing(let userID), .created(let userID): session.userID = userID
+            }
+            try await Self.insert(session, on: sql)
+            return outcome
+        }
+    }
+
+    /// The user of `identity` inside the caller's transaction: `linkingTo` (linking it when it was not linked yet), the
+    /// user it is linked to, or a new federated user `newUserID`; its Apple refresh token is kept.
+    private static func findOrCreateUser(
+        of identity: FederatedIdentity, linkingTo: String?, newUserID: String, at time: Date, on sql: any SQLDatabase
+    ) async throws -> FederatedSignIn {
+        try await Self.serialize(on: "identity \(identity.provider) \(identity.subject)", sql)
+        if let known = try await sql.raw(
+            "SELECT user_id FROM identities WHERE provider = \(bind: identity.provider) AND subject = \(bind: identity.subject)"
+        ).first() {
+            let userID = try known.string("user_id")
+            if let linkingTo, linkingTo != userID { throw ServiceError.identityAlreadyLinked }
+            if identity.sealedRefreshToken != nil { try await Self.updateRefreshToken(identity, on: sql) }
+            return .existing(userID: userID)
+        }
+        var created = identity
+        if let linkingTo {
+            created.userID = linkingTo
             try await Self.insert(created, on: sql)
-            return .created(userID: newUserID)
+            return .existing(userID: linkingTo)
         }
+        try await sql.raw(
+            "INSERT INTO users (id, kind, created_at) VALUES (\(bind: newUserID), \(bind: UserKind.federated.rawValue), \(bind: time.stored))"
+        ).run()
+        created.userID = newUserID
+        try await Self.insert(created, on: sql)
+        return .created(userID: newUserID)
     }
 
-    public func link(_ identity: FederatedIdentity) async throws {
-        try await self.database.transaction { sql in
-            try await Self.serialize(on: "identity \(identity.provider) \(identity.subject)", sql)
-            if let known = try await sql.raw(
-                "SELECT user_id FROM identities WHERE provider = \(bind: identity.provider) AND subject = \(bind: identity.subject)"
-            ).first() {
-                guard try known.string("user_id") == identity.userID else { throw StoreError.conflict }
-                if identity.sealedRefreshToken != nil { try await Self.updateRefreshToken(identity, on: sql) }
-                return
-            }
-            try await Self.insert(identity, on: sql)
-        }
+    package func identities(ofUser userID: String) async throws -> [IdentityRecord] {
+        try await self.database.read { sql in try await Self.identities(ofUser: userID, on: sql) }
     }
 
-    public func unlink(provider: String, fromUser userID: String) async throws -> Int {
+    package func unlink(provider: String, fromUser userID: String) async throws -> Int {
         try await self.database.transaction { sql in
             try await sql.raw("DELETE FROM identities WHERE provider = \(bind: provider) AND user_id = \(bind: userID) RETURNING subject").all().count
         }
     }
 
-    public func identitiesWithRefreshTokens(ofUser userID: String) async throws -> [FederatedIdentity] {
+    package func identitiesWithRefreshTokens(ofUser userID: String) async throws -> [FederatedIdentity] {
         try await self.database.read { sql in
             try await sql.raw(
                 """
@@ -110,18 +143,6 @@ extension SQLLatchkeyStore: IdentityStore {
                 WHERE user_id = \(bind: userID) AND sealed_refresh_token IS NOT NULL
                 """
             ).all().map(Self.identity(from:))
-        }
-    }
-
-    public func spendNonce(_ nonceHash: String, expiresAt: Date, now: Date) async throws -> Bool {
-        try await self.database.transaction { sql in
-            try await sql.raw("DELETE FROM used_nonces WHERE expires_at < \(bind: now.stored)").run()
-            return try await sql.raw(
-                """
-                INSERT INTO used_nonces (nonce_hash, expires_at) VALUES (\(bind: nonceHash), \(bind: expiresAt.stored))
-                ON CONFLICT (nonce_hash) DO NOTHING RETURNING nonce_hash
-                """
-            ).first() != nil
         }
     }
 

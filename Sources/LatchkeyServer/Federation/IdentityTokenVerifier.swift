@@ -15,7 +15,7 @@ struct IdentityTokenVerifier: Sendable {
     let leeway: TimeInterval
 
     func verify(_ token: String) async throws -> IdentityClaims {
-        let header = try Self.header(of: token)
+        let header = try JOSEHeader(of: token)
         guard let algorithm = header.alg, self.algorithms.contains(algorithm) else { throw TokenRejection.unsupportedAlgorithm }
         let collection = try await self.keys.keys(for: header.kid)
         let claims: IdentityClaims
@@ -35,19 +35,6 @@ struct IdentityTokenVerifier: Sendable {
         if let notBefore = claims.seconds("nbf"), notBefore > now + self.leeway { throw TokenRejection.notYetValid }
         if let issuedAt = claims.seconds("iat"), issuedAt > now + self.leeway { throw TokenRejection.issuedInTheFuture }
         return claims
-    }
-
-    struct Header: Decodable {
-        let alg: String?
-        let kid: String?
-        let typ: String?
-    }
-
-    static func header(of token: String) throws -> Header {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let data = Data(base64URLEncoded: String(parts[0])), let header = try? JSONDecoder().decode(Header.self, from: data)
-        else { throw TokenRejection.malformed }
-        return header
     }
 
     /// The `iss` claim before any verification, to choose the verifier; nil when unreadable.

@@ -4,7 +4,7 @@ import SQLKit
 
 /// Users and what hangs off them.
 @available(LatchkeyServer 1.0, *)
-public protocol UserStore: Sendable {
+package protocol UserStore: Sendable {
     /// Creates the user unless it exists or its ID belonged to a deleted user; returns whether this call created it.
     func registerUser(id: String, kind: UserKind, at time: Date) async throws -> Bool
     /// When the user with this ID was deleted, if it was (and support has not freed the ID since).
@@ -22,7 +22,7 @@ public protocol UserStore: Sendable {
 
 @available(LatchkeyServer 1.0, *)
 extension SQLLatchkeyStore: UserStore {
-    public func registerUser(id: String, kind: UserKind, at time: Date) async throws -> Bool {
+    package func registerUser(id: String, kind: UserKind, at time: Date) async throws -> Bool {
         try await self.database.transaction { sql in
             try await sql.raw(
                 """
@@ -35,13 +35,13 @@ extension SQLLatchkeyStore: UserStore {
         }
     }
 
-    public func deletedAt(userID: String) async throws -> Date? {
+    package func deletedAt(userID: String) async throws -> Date? {
         try await self.database.read { sql in
             try await sql.raw("SELECT deleted_at FROM deleted_users WHERE id = \(bind: userID)").first()?.date("deleted_at")
         }
     }
 
-    public func freeDeletedID(_ userID: String) async throws -> Bool {
+    package func freeDeletedID(_ userID: String) async throws -> Bool {
         try await self.database.transaction { sql in
             try await sql.raw("DELETE FROM deleted_users WHERE id = \(bind: userID) RETURNING id").first() != nil
         }
@@ -51,21 +51,17 @@ extension SQLLatchkeyStore: UserStore {
         try await sql.raw("SELECT id FROM deleted_users WHERE id = \(bind: userID)").first() != nil
     }
 
-    public func user(id: String) async throws -> UserRecord? {
+    package func user(id: String) async throws -> UserRecord? {
         try await self.database.read { sql in
             try await sql.raw("SELECT id, kind, created_at FROM users WHERE id = \(bind: id)").first().map(Self.user(from:))
         }
     }
 
-    public func devices(ofUser userID: String) async throws -> [DeviceRecord] {
+    package func devices(ofUser userID: String) async throws -> [DeviceRecord] {
         try await self.database.read { sql in try await Self.devices(ofUser: userID, on: sql) }
     }
 
-    public func identities(ofUser userID: String) async throws -> [IdentityRecord] {
-        try await self.database.read { sql in try await Self.identities(ofUser: userID, on: sql) }
-    }
-
-    public func profile(ofUser id: String) async throws -> (user: UserRecord, devices: [DeviceRecord], identities: [IdentityRecord])? {
+    package func profile(ofUser id: String) async throws -> (user: UserRecord, devices: [DeviceRecord], identities: [IdentityRecord])? {
         try await self.database.read { sql in
             guard let user = try await sql.raw("SELECT id, kind, created_at FROM users WHERE id = \(bind: id)").first().map(Self.user(from:))
             else { return nil }
@@ -89,14 +85,14 @@ extension SQLLatchkeyStore: UserStore {
         }.sorted { $0.createdAt < $1.createdAt }
     }
 
-    public func users(limit: Int, offset: Int) async throws -> [UserRecord] {
+    package func users(limit: Int, offset: Int) async throws -> [UserRecord] {
         try await self.database.read { sql in
             try await sql.raw("SELECT id, kind, created_at FROM users ORDER BY created_at, id LIMIT \(bind: limit) OFFSET \(bind: offset)")
                 .all().map(Self.user(from:))
         }
     }
 
-    public func deleteUser(id: String, at time: Date) async throws -> DeletedUser? {
+    package func deleteUser(id: String, at time: Date) async throws -> DeletedUser? {
         try await self.database.transaction { sql in
             let sessions = try await sql.raw("SELECT id FROM sessions WHERE user_id = \(bind: id)").all().map { try $0.string("id") }
             let codes = try await sql.raw("SELECT id FROM access_codes WHERE user_id = \(bind: id)").all().map { try $0.string("id") }
