@@ -88,7 +88,6 @@ let package = Package(
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
-            resources: [.copy("Resources/openapi.json")],
             swiftSettings: serverSwiftSettings
         ),
         .executableTarget(

@@ -39,7 +39,9 @@ struct KeysCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Revoke a signing key at once (it leaked): tokens it signed stop working everywhere, and it leaves the JWKS.",
             discussion: """
-                Revoking the signing key activates a fresh one first. Running servers refuse the key's tokens within                 revocations.poll-interval (at once on PostgreSQL); other backends that verify from the JWKS stop once their                 cached copy expires (the JWKS is served with max-age=300).
+                Revoking the signing key activates a fresh one first. Running servers refuse the key's tokens within \
+                revocations.poll-interval (at once on PostgreSQL); other backends that verify from the JWKS stop once their \
+                cached copy expires (the JWKS is served with max-age=300).
                 """)
 
         @OptionGroup var options: DatabaseOptions

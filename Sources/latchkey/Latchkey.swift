@@ -47,30 +47,18 @@ struct DatabaseOptions: ParsableArguments {
         }
         return try await LatchkeyConfiguration.load(overrides: overrides, configFile: self.config)
     }
-
-    /// Opens the database for a support command; logs only warnings, to stderr, so stdout stays scriptable.
-    func openServices() async throws -> LatchkeyServices {
-        let configuration = try await self.load()
-        var logger = Logger(label: "latchkey")
-        logger.logLevel = .warning
-        return try await LatchkeyServices.open(configuration: configuration, recordIssuer: false, logger: logger)
-    }
 }
 
 /// Runs `body` with services open, closing them afterwards, and turns service errors into exit messages.
 @available(LatchkeyServer 1.0, *)
 func withServices<T>(_ options: DatabaseOptions, _ body: (LatchkeyServices) async throws -> T) async throws -> T {
-    let services = try await options.openServices()
+    let configuration = try await options.load()
+    var logger = Logger(label: "latchkey")
+    logger.logLevel = .warning
     do {
-        let result = try await body(services)
-        await services.close()
-        return result
+        return try await LatchkeyServices.withServices(configuration: configuration, recordIssuer: false, logger: logger, body)
     } catch let error as ServiceError {
-        await services.close()
         FileHandle.standardError.write(Data("error: \(error.description)\n".utf8))
         throw ExitCode.failure
-    } catch {
-        await services.close()
-        throw error
     }
 }

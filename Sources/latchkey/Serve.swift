@@ -26,18 +26,16 @@ struct Serve: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "latchkey")
-        let services = try await LatchkeyServices.open(configuration: configuration, recordIssuer: true, logger: logger)
+        let services = try await LatchkeyServices.make(configuration: configuration, logger: logger)
         logger.info(
             "starting latchkey",
-            metadata: ["address": "\(configuration.host):\(configuration.port)", "database": "\(configuration.databaseDescription)", "issuer": "\(services.issuer)"])
-        let app = buildApplication(services: services, logger: logger)
-        do {
-            // SIGTERM/SIGINT: stop accepting, let in-flight requests finish, then close the database.
-            try await app.runService()
-        } catch {
-            await services.close()
-            throw error
-        }
+            metadata: [
+                "address": "\(configuration.host):\(configuration.port)", "database": "\(configuration.databaseDescription)",
+                "issuer": "\(configuration.issuer)",
+            ])
+        // One ServiceGroup: the HTTP server beside the database's service, key reloads, the revocation feed and pruning.
+        // SIGTERM/SIGINT: stop accepting, let in-flight requests finish, then the background services end.
+        try await buildApplication(services: services, logger: logger).runService()
         await services.close()
     }
 }

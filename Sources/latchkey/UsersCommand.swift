@@ -138,8 +138,7 @@ extension UsersCommand {
         func run() async throws {
             let id = try canonical(self.id)
             let unlinked = try await withServices(self.options) { services in
-                guard let user = try await services.users.user(id: id) else { throw ServiceError.notFound("No user with ID \(id).") }
-                return try await services.federation.unlink(provider: self.provider, fromUser: id, kind: user.kind)
+                try await services.federation.unlink(provider: self.provider, fromUser: id)
             }
             print("unlinked \(unlinked) \(self.provider) identities from user \(id)")
         }

@@ -22,7 +22,7 @@ import FoundationNetworking
     @Test func theMasterKeyFileIsCreatedPrivate() async throws {
         let server = try await TestServer.make(backend: .sqlite) { $0.masterKey = nil }
         let path = server.databasePath + ".key"
-        await server.services.close()
+        await server.close()
         let attributes = try FileManager.default.attributesOfItem(atPath: path)
         #expect((attributes[.posixPermissions] as? Int).map { $0 & 0o777 } == 0o600)
         try? FileManager.default.removeItem(at: server.directory)
@@ -146,7 +146,7 @@ import FoundationNetworking
                 // The CLI, say: another process on the same database; this server learns it from the feed.
                 let other = try await TestServer.make(database: server.databasePath)
                 #expect(try await other.services.revokeSigningKey(kid: kid))
-                await other.services.close()
+                await other.close()
                 try await server.services.revocations.poll()
             } else {
                 #expect(try await server.services.revokeSigningKey(kid: kid))

@@ -27,7 +27,7 @@ import Testing
     @available(LatchkeyServer 1.0, *)
     @Test func readinessIs503WhenTheDatabaseIsClosed() async throws {
         let server = try await TestServer.make()
-        await server.services.database.close()
+        await server.close()
         try await server.test(.router) { client in
             let response = try await client.send(.get, "/api/v1/health/ready")
             #expect(response.status == .serviceUnavailable)

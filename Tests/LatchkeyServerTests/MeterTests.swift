@@ -27,10 +27,10 @@ import Testing
         let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: server.logger)
         do {
             let result = try await app.test(transport.setup) { client in try await body(client, server) }
-            await server.services.close()
+            await server.close()
             return result
         } catch {
-            await server.services.close()
+            await server.close()
             throw error
         }
     }

@@ -195,15 +195,14 @@ struct MultiProcessTests {
             return try await group.reduce(into: []) { $0.append($1) }
         }
         for run in runs { #expect(run.exitCode == 0, "\(run)") }
-        let opened = try await PostgresLatchkeyDatabase(url: database, logger: TestServer.quietLogger)
-        let (versions, activeKeys) = try await opened.read { sql in
+        let opened = try PostgresLatchkeyDatabase(url: database, logger: TestServer.quietLogger)
+        let (versions, activeKeys) = try await withRunning(opened) { try await opened.read { sql in
             let versions = try await sql.raw("SELECT version FROM latchkey_migrations ORDER BY version").all()
                 .map { try $0.decode(column: "version", as: Int.self) }
             let keys = try await sql.raw("SELECT COUNT(*) AS n FROM signing_keys WHERE retired_at IS NULL").first()?
                 .decode(column: "n", as: Int.self)
             return (versions, keys ?? 0)
-        }
-        await opened.close()
+        } }
         #expect(versions == Array(1...5))
         #expect(activeKeys == 1)
     }

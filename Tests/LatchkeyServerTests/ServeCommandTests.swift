@@ -125,7 +125,7 @@ extension ServeCommandTests {
     @available(LatchkeyServer 1.0, *)
     @Test func aDifferentMasterKeyStopsTheServerWithAMessageSayingSo() async throws {
         let first = try await TestServer.make()
-        await first.services.close()
+        await first.close()
         let other = Data(repeating: 9, count: 32).base64EncodedString()
         let run = try await LatchkeyCLI.run(
             ["serve", "--port", String(try Self.freePort()), "--database", first.databasePath], masterKey: other,
@@ -133,5 +133,23 @@ extension ServeCommandTests {
         #expect(run.exitCode != 0)
         #expect(run.stderr.contains("master key cannot open signing key"), "\(run)")
         #expect(!run.stderr.contains(other))
+    }
+}
+
+extension ServeCommandTests {
+    /// An interval of 0 would make a background service return at once, which ends the ServiceGroup and the
+    /// server with it; the server refuses such settings before it listens, and says which one.
+    @available(LatchkeyServer 1.0, *)
+    @Test(arguments: ["LATCHKEY_KEYS_RELOAD_INTERVAL": "keys.reload-interval", "LATCHKEY_REVOCATIONS_POLL_INTERVAL": "revocations.poll-interval",
+                      "LATCHKEY_PRUNE_INTERVAL": "prune.interval"])
+    func anIntervalOfZeroIsRefusedAtStartWithAClearMessage(variable: String, key: String) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-serve-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let run = try await LatchkeyCLI.run(
+            ["serve", "--port", String(try Self.freePort()), "--database", directory.appendingPathComponent("db.sqlite").path],
+            masterKey: Data(repeating: 3, count: 32).base64EncodedString(), workingDirectory: directory, environment: [variable: "0"])
+        #expect(run.exitCode != 0)
+        #expect(run.stderr.contains("\(key) must be a number of seconds above 0"), "\(run)")
     }
 }

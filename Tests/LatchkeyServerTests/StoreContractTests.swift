@@ -51,16 +51,12 @@ private func withStore(_ backend: TestBackend, _ body: @Sendable (SQLLatchkeySto
         case .sqlite: try await SQLiteLatchkeyDatabase(path: location, logger: logger)
         // Several connections, so the concurrency contracts really run transactions side by side; few
         // enough that contracts running in parallel stay well under PostgreSQL's connection limit.
-        case .postgresql: try await PostgresLatchkeyDatabase(url: location, timeout: 30, maximumConnections: 6, logger: logger)
+        case .postgresql: try PostgresLatchkeyDatabase(url: location, timeout: 30, maximumConnections: 6, logger: logger)
         }
-    do {
+    try await withRunning(database) {
         try await Migrations.run(on: database, clock: ManualClock(start: contractEpoch), logger: logger)
         try await body(SQLLatchkeyStore(database: database))
-    } catch {
-        await database.close()
-        throw error
     }
-    await database.close()
 }
 
 // MARK: - Fixtures
@@ -74,6 +70,13 @@ private func at(_ seconds: TimeInterval) -> Date { contractEpoch.addingTimeInter
 
 @available(LatchkeyServer 1.0, *)
 private func newID() -> String { UUID().uuidString.lowercased() }
+
+/// A new Apple ID.
+@available(LatchkeyServer 1.0, *)
+private func appleIdentity() -> FederatedIdentity {
+    FederatedIdentity(
+        provider: "apple", subject: "apple." + newID(), userID: "", email: nil, clientID: nil, sealedRefreshToken: nil, createdAt: at(0))
+}
 
 @available(LatchkeyServer 1.0, *)
 private func newSession(user: String, device: String? = nil, at time: Date = at(0), expiresIn lifetime: TimeInterval = 3600) -> NewSession {
@@ -140,6 +143,72 @@ private func concurrently<T: Sendable>(_ count: Int, _ operation: @escaping @Sen
 extension StoreContract {
     static let all: [StoreContract] =
         users + devices + sessions + sessionConcurrency + accessCodes + signingKeys + rateLimits + budgets + revocationFeed + pruning
+        + identities
+
+    // MARK: Identities
+
+    static let identities: [StoreContract] = [
+        StoreContract("a first sign-in creates the user, links the identity, spends the nonce and starts the session") { store async throws in
+            let identity = appleIdentity()
+            let user = newID()
+            let session = newSession(user: "", at: at(0))
+            let outcome = try await store.completeSignIn(
+                identity, linkingTo: nil, newUserID: user, nonce: SpentNonce(hash: "n1", expiresAt: at(600)), session: session, now: at(0))
+            #expect(outcome == .created(userID: user))
+            #expect(try await store.user(id: user)?.kind == .federated)
+            #expect(try await store.identity(provider: "apple", subject: identity.subject)?.userID == user)
+            #expect(try await store.session(id: session.id)?.userID == user)
+            // The same identity again: its user, a second session; the spent nonce is refused and writes nothing.
+            let again = newSession(user: "", at: at(1))
+            #expect(
+                try await store.completeSignIn(identity, linkingTo: nil, newUserID: newID(), nonce: nil, session: again, now: at(1))
+                    == .existing(userID: user))
+            let replay = newSession(user: "", at: at(2))
+            await #expect(throws: TokenRejection.nonceReused) {
+                try await store.completeSignIn(
+                    identity, linkingTo: nil, newUserID: newID(), nonce: SpentNonce(hash: "n1", expiresAt: at(600)), session: replay, now: at(2))
+            }
+            #expect(try await store.session(id: replay.id) == nil)
+        },
+        StoreContract("a sign-in that fails after the user row is written leaves nothing behind and the nonce unspent") { store async throws in
+            let (_, existing) = try await registerDevice(store)
+            let identity = appleIdentity()
+            let user = newID()
+            // The session insert fails (its ID is taken): the user, the identity and the nonce are already written by then.
+            var clashing = newSession(user: "", at: at(0))
+            clashing.id = existing.id
+            await #expect(throws: (any Error).self) {
+                try await store.completeSignIn(
+                    identity, linkingTo: nil, newUserID: user, nonce: SpentNonce(hash: "n2", expiresAt: at(600)), session: clashing, now: at(0))
+            }
+            #expect(try await store.user(id: user) == nil)
+            #expect(try await store.identity(provider: "apple", subject: identity.subject) == nil)
+            // The nonce was not spent: the same sign-in goes through.
+            let session = newSession(user: "", at: at(1))
+            #expect(
+                try await store.completeSignIn(
+                    identity, linkingTo: nil, newUserID: user, nonce: SpentNonce(hash: "n2", expiresAt: at(600)), session: session, now: at(1))
+                    == .created(userID: user))
+        },
+        StoreContract("linking refuses an identity another user has, and writes nothing") { store async throws in
+            let (owner, _) = try await registerDevice(store)
+            let (other, _) = try await registerDevice(store)
+            let identity = appleIdentity()
+            _ = try await store.completeSignIn(identity, linkingTo: owner.userID, newUserID: newID(), nonce: nil, session: newSession(user: ""), now: at(0))
+            let refused = newSession(user: "", at: at(1))
+            await #expect(throws: ServiceError.identityAlreadyLinked) {
+                try await store.completeSignIn(
+                    identity, linkingTo: other.userID, newUserID: newID(), nonce: SpentNonce(hash: "n3", expiresAt: at(600)), session: refused,
+                    now: at(1))
+            }
+            #expect(try await store.session(id: refused.id) == nil)
+            #expect(try await store.identity(provider: "apple", subject: identity.subject)?.userID == owner.userID)
+            // The refused attempt spent nothing.
+            _ = try await store.completeSignIn(
+                identity, linkingTo: owner.userID, newUserID: newID(), nonce: SpentNonce(hash: "n3", expiresAt: at(600)),
+                session: newSession(user: ""), now: at(2))
+        },
+    ]
 
     // MARK: Pruning
 
@@ -158,8 +227,11 @@ extension StoreContract {
             let live = newSession(user: user, at: at(0), expiresIn: 100_000)
             try await store.createSession(live)
             // A nonce and a proof past their expiry, one of each not.
-            #expect(try await store.spendNonce("old", expiresAt: at(50), now: at(0)))
-            #expect(try await store.spendNonce("new", expiresAt: at(10_000), now: at(0)))
+            for (nonce, expiry) in [("old", at(50)), ("new", at(10_000))] {
+                _ = try await store.completeSignIn(
+                    appleIdentity(), linkingTo: user, newUserID: newID(), nonce: SpentNonce(hash: nonce, expiresAt: expiry),
+                    session: newSession(user: "", at: at(0), expiresIn: 100_000), now: at(0))
+            }
             var oldProof = newSession(user: user, at: at(0), expiresIn: 100_000)
             oldProof.proof = proof("key", jti: "old", expiresAt: at(50))
             try await store.createSession(oldProof)
@@ -174,7 +246,11 @@ extension StoreContract {
             #expect(try await store.session(id: expired.id) == nil)
             #expect(try await store.session(id: live.id) == record(live))
             #expect(try await store.hits(bucket: "b", window: 3600, now: at(6000)).count == 1)
-            #expect(try await store.spendNonce("new", expiresAt: at(10_000), now: at(6000)) == false)
+            await #expect(throws: TokenRejection.nonceReused) {
+                try await store.completeSignIn(
+                    appleIdentity(), linkingTo: user, newUserID: newID(), nonce: SpentNonce(hash: "new", expiresAt: at(10_000)),
+                    session: newSession(user: ""), now: at(6000))
+            }
             // A second pass finds nothing.
             #expect(try await store.prune(now: at(6000), hitsBefore: at(2400), sessionsBefore: at(5000), feedBefore: at(0)).total == 0)
         }

@@ -52,10 +52,11 @@ struct SupportRevocationTests {
     @available(LatchkeyServer 1.0, *)
     static func link(_ provider: String, to userID: String, on server: TestServer) async throws {
         let store = SQLLatchkeyStore(database: server.services.database)
-        try await store.link(
-            FederatedIdentity(
-                provider: provider, subject: "subject-\(UUID().uuidString)", userID: userID, email: nil, clientID: nil, sealedRefreshToken: nil,
-                createdAt: server.clock.now()))
+        let identity = FederatedIdentity(
+            provider: provider, subject: "subject-\(UUID().uuidString)", userID: userID, email: nil, clientID: nil, sealedRefreshToken: nil,
+            createdAt: server.clock.now())
+        let (session, _) = server.services.sessions.makeSession(userID: userID, deviceID: nil)
+        _ = try await store.completeSignIn(identity, linkingTo: userID, newUserID: userID, nonce: nil, session: session, now: server.clock.now())
     }
 
     @available(LatchkeyServer 1.0, *)

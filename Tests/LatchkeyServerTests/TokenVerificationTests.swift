@@ -258,9 +258,9 @@ import Testing
         let foreign: TokenPairResponse
         do {
             foreign = try await other.services.devices.register(deviceID: UUID().uuidString.lowercased(), deviceSecret: nil, proof: nil).tokens
-            await other.services.close()
+            await other.close()
         } catch {
-            await other.services.close()
+            await other.close()
             throw error
         }
         #expect(try Forge.claims(of: foreign.accessToken).issuer == TestServer.issuer)
@@ -278,9 +278,9 @@ import Testing
         let foreign: TokenPairResponse
         do {
             foreign = try await other.services.devices.register(deviceID: UUID().uuidString.lowercased(), deviceSecret: nil, proof: nil).tokens
-            await other.services.close()
+            await other.close()
         } catch {
-            await other.services.close()
+            await other.close()
             throw error
         }
         #expect(try Forge.claims(of: foreign.accessToken).issuer == "https://elsewhere.example")
@@ -312,9 +312,9 @@ import Testing
             let foreign: TokenPairResponse
             do {
                 foreign = try await sibling.services.sessions.startSession(userID: device.userID, deviceID: device.userID, proof: nil)
-                await sibling.services.close()
+                await sibling.close()
             } catch {
-                await sibling.services.close()
+                await sibling.close()
                 throw error
             }
             #expect(try Forge.header(of: foreign.accessToken).kid == Forge.header(of: device.accessToken).kid)

@@ -6,19 +6,32 @@ import LatchkeyAPI
 struct AccessCodeRoutes {
     let accessCodes: AccessCodeService
     let dpop: DPoPVerifier
-    let maxBodySize: Int
     let limiter: RateLimiter
     let limits: AbuseLimits
 
-    func add(to router: RouterGroup<LatchkeyRequestContext>) {
-        router.post("auth/access-code/exchange") { request, context in
-            let client = context.limitKey(of: request, trustedProxies: self.limits.trustedProxies)
-            let proof = try self.dpop.proof(of: request)
-            return try await self.limiter.limiting(self.limits.accessCodeExchange, key: client) {
-                var request = request
-                let body = try await request.decodeJSON(as: AccessCodeExchangeRequest.self, limit: self.maxBodySize)
-                return try tokenResponse(try await self.accessCodes.exchange(code: body.accessCode, proof: proof))
-            }
+    func add(to api: APIRoutes<LatchkeyRequestContext>) {
+        api.add(
+            Self.exchange,
+            requirements: [
+                .proof(self.dpop),
+                .limited(by: self.limits.accessCodeExchange, limiter: self.limiter, trustedProxies: self.limits.trustedProxies, counting: "exchanges"),
+            ]
+        ) { request, context in
+            let body = try await request.decode(as: AccessCodeExchangeRequest.self, context: context)
+            return Answer.tokens(try await self.accessCodes.exchange(code: body.accessCode, proof: context.proof))
         }
     }
+
+    static let exchange = APIOperation(
+        .post, "/api/v1/auth/access-code/exchange", id: "exchangeAccessCode", tag: "Auth", summary: "Trade an access code for a session",
+        description:
+            "Access codes are JWTs support staff issue with `latchkey access-code issue --user-id <uuid>` for an existing user (`sub` = "
+            + "that user, `kind` = `access_code`). They work as a Bearer themselves; this trades one for a normal session of its user (a "
+            + "token pair). Revoking the code ends the sessions exchanged from it. A value that is not a valid, unrevoked access code is 401 "
+            + "`invalid_token`.",
+        requestBody: AccessCodeExchangeRequest.self,
+        outcomes: [
+            .init(200, "A new session for the code's user.", body: TokenPairResponse.self, headers: ["Cache-Control"]), .badRequest(),
+            .init(401, "Not a valid access code (`invalid_token`).", headers: ["WWW-Authenticate"]), .tooLarge, .unavailable,
+        ])
 }

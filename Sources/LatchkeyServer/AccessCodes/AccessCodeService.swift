@@ -4,7 +4,7 @@ import LatchkeyAPI
 /// Access codes: JWTs for an existing user, issued by support staff, usable as a Bearer or
 /// exchangeable for a session, listed and revocable.
 @available(LatchkeyServer 1.0, *)
-public struct AccessCodeService: Sendable {
+package struct AccessCodeService: Sendable {
     let store: any AccessCodeStore
     let users: any UserStore
     let tokens: AccessTokenIssuer
@@ -15,7 +15,7 @@ public struct AccessCodeService: Sendable {
     let clock: any WallClock
 
     /// Issues a code for the existing user `userID`; returns the code (a JWT) and its record.
-    public func issue(userID: String, expiresIn: TimeInterval?, note: String?) async throws -> (code: String, record: AccessCodeRecord) {
+    package func issue(userID: String, expiresIn: TimeInterval?, note: String?) async throws -> (code: String, record: AccessCodeRecord) {
         guard try await self.users.user(id: userID) != nil else {
             throw ServiceError.notFound("No user with ID \(userID): register the device first (POST /api/v1/users/register).")
         }
@@ -29,11 +29,11 @@ public struct AccessCodeService: Sendable {
         return (code, record)
     }
 
-    public func list() async throws -> [AccessCodeRecord] { try await self.store.accessCodes() }
+    package func list() async throws -> [AccessCodeRecord] { try await self.store.accessCodes() }
 
     /// Revokes the code with ID (`jti`) `id` and ends the sessions exchanged from it; they get 401 at once on this
     /// server, and on the others through the revocation feed.
-    public func revoke(id: String) async throws -> (code: AccessCodeRecord, revokedSessions: Int) {
+    package func revoke(id: String) async throws -> (code: AccessCodeRecord, revokedSessions: Int) {
         guard let (record, sessions) = try await self.store.revokeAccessCode(id: id, at: self.clock.now()) else {
             throw ServiceError.notFound("No access code with ID \(id).")
         }
@@ -44,7 +44,7 @@ public struct AccessCodeService: Sendable {
 
     /// Trades a valid access code for a new session of its user (bound to `proof`'s key when one came). The code stays
     /// valid; revoking it ends the session.
-    public func exchange(code: String, proof: VerifiedProof? = nil) async throws -> TokenPairResponse {
+    package func exchange(code: String, proof: VerifiedProof? = nil) async throws -> TokenPairResponse {
         let verified = try await self.verifier.verify(code)
         guard verified.kind == .accessCode else { throw TokenRejection.notAnAccessCode }
         return try await self.sessions.startSession(userID: verified.userID, deviceID: nil, proof: proof, accessCodeID: verified.claims.tokenID)

@@ -3,9 +3,8 @@ import SQLKit
 
 /// Access codes' bookkeeping: who they are for, when they expire, whether they were revoked.
 @available(LatchkeyServer 1.0, *)
-public protocol AccessCodeStore: Sendable {
+package protocol AccessCodeStore: AccessCodeLookup {
     func insertAccessCode(_ code: AccessCodeRecord) async throws
-    func accessCode(id: String) async throws -> AccessCodeRecord?
     func accessCodes() async throws -> [AccessCodeRecord]
     /// Revokes the code and ends the sessions exchanged from it; returns the code and those sessions' IDs, or nil when
     /// there is no such code.
@@ -14,7 +13,7 @@ public protocol AccessCodeStore: Sendable {
 
 @available(LatchkeyServer 1.0, *)
 extension SQLLatchkeyStore: AccessCodeStore {
-    public func insertAccessCode(_ code: AccessCodeRecord) async throws {
+    package func insertAccessCode(_ code: AccessCodeRecord) async throws {
         try await self.database.transaction { sql in
             try await sql.raw(
                 """
@@ -26,19 +25,19 @@ extension SQLLatchkeyStore: AccessCodeStore {
         }
     }
 
-    public func accessCode(id: String) async throws -> AccessCodeRecord? {
+    package func accessCode(id: String) async throws -> AccessCodeRecord? {
         try await self.database.read { sql in
             try await sql.raw("SELECT * FROM access_codes WHERE id = \(bind: id)").first().map(Self.accessCode(from:))
         }
     }
 
-    public func accessCodes() async throws -> [AccessCodeRecord] {
+    package func accessCodes() async throws -> [AccessCodeRecord] {
         try await self.database.read { sql in
             try await sql.raw("SELECT * FROM access_codes ORDER BY created_at, id").all().map(Self.accessCode(from:))
         }
     }
 
-    public func revokeAccessCode(id: String, at time: Date) async throws -> (code: AccessCodeRecord, revokedSessions: [String])? {
+    package func revokeAccessCode(id: String, at time: Date) async throws -> (code: AccessCodeRecord, revokedSessions: [String])? {
         try await self.database.transaction { sql in
             guard
                 let code = try await sql.raw(

@@ -1,64 +1,70 @@
+import Foundation
 import Hummingbird
 import Logging
+import NIOCore
 import ServiceLifecycle
+import Synchronization
 
-/// The router of every Latchkey endpoint over `services`.
+/// The router of every Latchkey endpoint over `services`, and the OpenAPI document of exactly those endpoints at
+/// `GET /openapi.json`.
 ///
 /// Embedders can add their own routes to the returned router; put them behind ``BearerAuthenticator``
-/// by adding them to a group as `buildRouter` does for `/api/v1/auth/me`.
+/// (and ``MeterMiddleware``) on a group of their own.
 @available(LatchkeyServer 1.0, *)
 public func buildRouter(services: LatchkeyServices) -> Router<LatchkeyRequestContext> {
+    buildAPI(services: services).router
+}
+
+/// The router and the operations it serves.
+@available(LatchkeyServer 1.0, *)
+package func buildAPI(services: LatchkeyServices) -> (router: Router<LatchkeyRequestContext>, operations: [APIOperation]) {
+    let configuration = services.configuration
     let router = Router(context: LatchkeyRequestContext.self)
     router.add(middleware: RequestLogMiddleware(metrics: services.metrics))
     router.add(middleware: ErrorMiddleware())
-    let configuration = services.configuration
-    let limit = configuration.maxBodySize
-    let (limiter, limits, dpop) = (services.rateLimiter, configuration.limits, services.dpop)
-    let bearer = BearerAuthenticator(verifier: services.verifier)
-    let api = router.group("api/v1")
-    let authenticated = router.group("api/v1").add(middleware: bearer)
-    // The routes that take DPoP proofs answer with the nonce the next proof must carry.
-    let nonce = DPoPNonceMiddleware<LatchkeyRequestContext>(nonces: dpop.nonces, clock: services.clock)
-    let proving = router.group("api/v1").add(middleware: nonce)
-    let provingAuthenticated = router.group("api/v1").add(middleware: nonce).add(middleware: bearer)
-
+    router.add(middleware: RequestLimitsMiddleware(maxBodySize: configuration.maxBodySize))
+    let api = APIRoutes(router: router)
+    let (limiter, limits, dpop, verifier) = (services.rateLimiter, configuration.limits, services.dpop, services.verifier)
     HealthRoutes(database: services.database).add(to: api)
-    UserRoutes(users: services.users, maxBodySize: limit, limiter: limiter, limits: limits).add(public: api, authenticated: authenticated)
-    DeviceRoutes(devices: services.devices, dpop: dpop, maxBodySize: limit, limiter: limiter, limits: limits).add(to: proving)
+    DiscoveryRoutes(keyRing: services.keyRing, verifier: verifier, issuer: services.issuer).add(to: api)
+    UserRoutes(users: services.users, sessions: services.sessions, verifier: verifier, dpop: dpop, limiter: limiter, limits: limits).add(to: api)
+    DeviceRoutes(devices: services.devices, dpop: dpop, limiter: limiter, limits: limits).add(to: api)
     GuestRoutes(guests: services.guests, limiter: limiter, limits: limits).add(to: api)
-    SessionRoutes(sessions: services.sessions, dpop: dpop, maxBodySize: limit, limiter: limiter, limits: limits)
-        .add(public: proving, authenticated: authenticated)
-    TokenRoutes(verifier: services.verifier).add(to: api)
-    UsageRoutes(budgets: services.budgets, maxBodySize: limit).add(to: api)
+    SessionRoutes(sessions: services.sessions, verifier: verifier, dpop: dpop, limiter: limiter, limits: limits).add(to: api)
+    AccessCodeRoutes(accessCodes: services.accessCodes, dpop: dpop, limiter: limiter, limits: limits).add(to: api)
+    FederationRoutes(
+        federation: services.federation, sessions: services.sessions, verifier: verifier, dpop: dpop, limiter: limiter, limits: limits
+    ).add(to: api)
+    UsageRoutes(budgets: services.budgets).add(to: api)
     AuthorizeRoutes(
-        rules: configuration.authorizationRules, meters: configuration.meters, verifier: services.verifier, limiter: limiter,
+        rules: configuration.authorizationRules, meters: configuration.meters, verifier: verifier, limiter: limiter,
         trustedProxies: limits.trustedProxies, proxy: configuration.authorizeProxy
     ).add(to: api)
-    FederationRoutes(
-        federation: services.federation, users: services.users, sessions: services.sessions, verifier: services.verifier, dpop: dpop,
-        maxBodySize: limit, limiter: limiter, limits: limits
-    ).add(public: proving, authenticated: provingAuthenticated)
-    AccessCodeRoutes(accessCodes: services.accessCodes, dpop: dpop, maxBodySize: limit, limiter: limiter, limits: limits).add(to: proving)
-    DiscoveryRoutes(keyRing: services.keyRing, issuer: services.issuer).add(to: router)
     let operations = OperationsRoutes(metrics: services.metrics, token: configuration.metricsToken)
-    operations.addDocument(to: router)
-    if configuration.metricsPort == nil { operations.addMetrics(to: router) }
-    return router
+    if configuration.metricsPort == nil { operations.addMetrics(to: api) }
+    let document = DocumentHolder()
+    operations.addDocument({ document.bytes }, to: api)
+    document.set(api.operations)
+    return (router, api.operations)
 }
 
-/// A Latchkey server over `services`, listening on the configured host and port.
-///
-/// It runs ``SigningKeyReloader``, ``RevocationFeed`` and ``StorePruner`` beside the HTTP server, so keys rotated and
-/// sessions revoked by the CLI (or by another process on the same database) take effect without a restart, and
-/// the database stays bounded. With `metrics.port` set, `GET /metrics` is served on that port instead.
+/// A Latchkey server over `services`, listening on the configured host and port: one `ServiceGroup` runs the HTTP
+/// server and ``LatchkeyServices/backgroundServices`` (the database's own service, key reloads, the revocation feed,
+/// pruning), and ``LatchkeyServices/prepare()`` runs before the server listens. With `metrics.port` set, `GET /metrics`
+/// is served by a second listener on that port.
 @available(LatchkeyServer 1.0, *)
 public func buildApplication(services: LatchkeyServices, logger: Logger) -> some ApplicationProtocol {
+    buildApplication(services: services, background: services.backgroundServices, logger: logger)
+}
+
+/// ``buildApplication(services:logger:)`` with the background services given, preparing the services before it listens
+/// unless `preparing` is false (tests run the database's service and prepare the services themselves).
+@available(LatchkeyServer 1.0, *)
+package func buildApplication(services: LatchkeyServices, background: [any Service], preparing: Bool = true, logger: Logger)
+    -> some ApplicationProtocol
+{
     let configuration = services.configuration
-    var background: [any Service] = [
-        SigningKeyReloader(keyRing: services.keyRing, interval: configuration.keyReloadInterval, logger: logger),
-        services.revocations, services.pruner,
-    ]
-    if let sqlite = services.database as? SQLiteLatchkeyDatabase { background.append(sqlite.checkpointer(logger: logger)) }
+    var background = background
     if let port = configuration.metricsPort {
         let router = Router(context: LatchkeyRequestContext.self)
         router.add(middleware: ErrorMiddleware())
@@ -68,22 +74,48 @@ public func buildApplication(services: LatchkeyServices, logger: Logger) -> some
                 router: router, configuration: .init(address: .hostname(configuration.host, port: port), serverName: "latchkey-metrics"),
                 logger: logger))
     }
-    return Application(
+    var application = Application(
         router: buildRouter(services: services),
         server: .http1(configuration: .init(idleTimeout: .nanoseconds(Int64(configuration.idleTimeout * 1_000_000_000)))),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "latchkey"),
         services: background,
         logger: logger)
+    if preparing { application.beforeServerStarts { try await services.prepare() } }
+    return application
+}
+
+/// The OpenAPI document of `operations`, as served at `GET /openapi.json`.
+@available(LatchkeyServer 1.0, *)
+package func apiDocument(of operations: [APIOperation]) throws -> Data {
+    try APIDocumentBuilder(operations: operations, version: HealthRoutes.version).json()
+}
+
+/// The API document's bytes, built at the first request for it (the document describes its own route too, so the
+/// operations are set once the router is complete).
+@available(LatchkeyServer 1.0, *)
+private final class DocumentHolder: Sendable {
+    private let state = Mutex<(operations: [APIOperation], bytes: ByteBuffer?)>(([], nil))
+
+    func set(_ operations: [APIOperation]) { self.state.withLock { $0 = (operations, nil) } }
+
+    var bytes: ByteBuffer {
+        self.state.withLock { state in
+            if let bytes = state.bytes { return bytes }
+            let bytes = ByteBuffer(bytes: (try? apiDocument(of: state.operations)) ?? Data("{}".utf8))
+            state.bytes = bytes
+            return bytes
+        }
+    }
 }
 
 /// Reloads the signing keys from the database every `interval` seconds (more than 0: checked at start).
 @available(LatchkeyServer 1.0, *)
-public struct SigningKeyReloader: Service {
+package struct SigningKeyReloader: Service {
     let keyRing: SigningKeyRing
     let interval: Double
     let logger: Logger
 
-    public func run() async throws {
+    package func run() async throws {
         while !Task.isShuttingDownGracefully {
             do {
                 try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(self.interval)) }

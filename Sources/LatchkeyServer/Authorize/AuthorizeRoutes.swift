@@ -27,10 +27,44 @@ struct AuthorizeRoutes {
     static let deviceIDHeader = HTTPField.Name("X-Latchkey-Device-Id")!
     static let kindHeader = HTTPField.Name("X-Latchkey-Kind")!
 
-    func add(to router: RouterGroup<LatchkeyRequestContext>) {
+    func add(to api: APIRoutes<LatchkeyRequestContext>) {
+        // Every method, for proxies that forward the original one (Envoy's ext_authz does).
         for method in [HTTPRequest.Method.get, .post, .put, .patch, .delete, .head] {
-            router.on("authorize", method: method) { request, context in try await self.authorize(request, context: context) }
+            var operation = Self.operation(method)
+            if self.verifier.external != nil { operation.add(.providerKeysUnreachable) }
+            api.add(operation) { request, context in try await self.authorize(request, context: context) }
         }
+    }
+
+    static func operation(_ method: HTTPRequest.Method) -> APIOperation {
+        APIOperation(
+            method, "/api/v1/authorize", id: "authorize" + method.rawValue.capitalized, tag: "Proxy", summary: "Forward authentication for a proxy",
+            description: """
+                For nginx `auth_request`, Traefik forwardAuth or Envoy in front of an app. Answers only the proxies in \
+                `limits.trusted-proxies` (403 otherwise) and reads only the header pair of `authorize.proxy` (`nginx`: \
+                `X-Original-Method`/`X-Original-URI`; `traefik`: `X-Forwarded-Method`/`X-Forwarded-Uri`), each exactly once (400 \
+                otherwise), with the client's `Authorization` and `X-Device-ID`. The path is normalised (unreserved escapes \
+                decoded, `//`, `.` and `..` resolved, `;` parameters cut) and the first rule (`authorize.routes`) whose method \
+                and path prefix match on whole segments decides: `public` lets anyone pass, `device` needs `X-Device-ID` only, \
+                `bearer` any valid token (guests also `X-Device-ID`), `user` a token that is not a guest's. 200 carries \
+                `X-Latchkey-Kind` and `X-Latchkey-User-Id` (a signed-in user) or `X-Latchkey-Device-Id` (a device rule or a \
+                guest: never presented as a user); 429 when the rule's meter is used up (it counts every admitted request).
+                """,
+            parameters: [
+                .init("X-Original-Method", in: .header, required: false, "The original request's method (nginx)."),
+                .init("X-Original-URI", in: .header, required: false, "The original request's URI (nginx)."),
+                .init("X-Forwarded-Method", in: .header, required: false, "The original request's method (Traefik)."),
+                .init("X-Forwarded-Uri", in: .header, required: false, "The original request's URI (Traefik)."),
+                .init("X-Device-ID", in: .header, required: false, "The device UUID, for device rules and metered guests."),
+            ],
+            outcomes: [
+                .init(200, "The request may pass; identity headers for the upstream (and the meter's, when the rule has one).",
+                    headers: ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"]),
+                .badRequest("The proxy's headers are missing or repeated."),
+                .unauthorized(), .forbidden("Not a trusted proxy, no rule covers the route, or a guest met a `user` rule."),
+                .init(429, "The rule's meter is used up; see `Retry-After`.", headers: ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After"]),
+                .unavailable,
+            ])
     }
 
     func authorize(_ request: Request, context: LatchkeyRequestContext) async throws -> Response {
@@ -87,18 +121,4 @@ struct AuthorizeRoutes {
         }
         return value
     }
-}
-
-/// The meter key of a guest request: SHA-256(client IP + device ID), so a new guest token keeps the device's count.
-///
-/// The `X-Device-ID` header must name the device the guest token was issued to: otherwise a guest could escape
-/// its meter by sending a new device ID with every request.
-@available(LatchkeyServer 1.0, *)
-func meterKey(guest token: VerifiedToken, request: Request, context: LatchkeyRequestContext, trustedProxies: Set<String>) throws -> String {
-    let deviceID = try request.requireDeviceID()
-    guard deviceID == token.deviceID else {
-        throw APIError(.forbidden, .forbidden, "The X-Device-ID header does not name the device of this guest token.")
-    }
-    let material = context.limitKey(of: request, trustedProxies: trustedProxies) + " " + deviceID
-    return SHA256.hash(data: Data(material.utf8)).hexString
 }

@@ -3,7 +3,7 @@ import SQLKit
 
 /// What happened to one usage record.
 @available(LatchkeyServer 1.0, *)
-public enum UsageOutcome: Sendable, Equatable {
+package enum UsageOutcome: Sendable, Equatable {
     case recorded
     /// The idempotency key was recorded before; nothing was added.
     case duplicate
@@ -14,7 +14,7 @@ public enum UsageOutcome: Sendable, Equatable {
 
 /// Budgets and the usage recorded against them.
 @available(LatchkeyServer 1.0, *)
-public protocol BudgetStore: Sendable {
+package protocol BudgetStore: Sendable {
     /// The user's own limit, or nil when the default applies.
     func budgetLimit(ofUser userID: String) async throws -> Double?
     func setBudgetLimit(ofUser userID: String, to limit: Double) async throws -> Bool
@@ -27,14 +27,14 @@ public protocol BudgetStore: Sendable {
 
 @available(LatchkeyServer 1.0, *)
 extension SQLLatchkeyStore: BudgetStore {
-    public func budgetLimit(ofUser userID: String) async throws -> Double? {
+    package func budgetLimit(ofUser userID: String) async throws -> Double? {
         try await self.database.read { sql in
             try await sql.raw("SELECT budget_limit FROM budgets WHERE user_id = \(bind: userID)").first()?
                 .decode(column: "budget_limit", as: Double.self)
         }
     }
 
-    public func setBudgetLimit(ofUser userID: String, to limit: Double) async throws -> Bool {
+    package func setBudgetLimit(ofUser userID: String, to limit: Double) async throws -> Bool {
         do {
             try await self.database.transaction { sql in
                 try await sql.raw(
@@ -50,7 +50,7 @@ extension SQLLatchkeyStore: BudgetStore {
         }
     }
 
-    public func budgetState(ofUser userID: String, since start: Date) async throws -> (limit: Double?, used: Double) {
+    package func budgetState(ofUser userID: String, since start: Date) async throws -> (limit: Double?, used: Double) {
         try await self.database.read { sql in
             let limit = try await sql.raw("SELECT budget_limit FROM budgets WHERE user_id = \(bind: userID)").first()?
                 .decode(column: "budget_limit", as: Double.self)
@@ -58,7 +58,7 @@ extension SQLLatchkeyStore: BudgetStore {
         }
     }
 
-    public func recordUsage(userID: String, amount: Double, idempotencyKey: String, limit: Double, since start: Date, at time: Date)
+    package func recordUsage(userID: String, amount: Double, idempotencyKey: String, limit: Double, since start: Date, at time: Date)
         async throws -> UsageOutcome
     {
         try await self.database.transaction { sql in

@@ -1,18 +1,6 @@
 import Crypto
 import Foundation
 
-/// A DPoP proof (RFC 9449) that passed every check but the one-use check of its `jti`, which the store makes in
-/// the transaction the proof is used in.
-@available(LatchkeyServer 1.0, *)
-public struct VerifiedProof: Sendable, Equatable {
-    /// The RFC 7638 thumbprint of the proof's public key (`jkt`).
-    public let thumbprint: String
-    /// SHA-256 of the proof's `jti`: stored so the proof is accepted once.
-    let tokenIDHash: String
-    /// Until when the `jti` must be remembered (after that, `iat` alone refuses the proof).
-    let expiresAt: Date
-}
-
 /// Checks DPoP proofs: `typ: dpop+jwt`, ES256 by the P-256 key in the `jwk` header (its private part absent), the
 /// signature, `htm` and `htu` naming this request, a `jti`, a current server nonce, and `iat` within a day of this
 /// server's clock.

@@ -7,7 +7,7 @@ import LatchkeyAPI
 /// with that key (over a fresh server nonce), so no secret ever travels, and its sessions are bound to the key too.
 /// A device that registers without one (an older app, curl) gets a `device_secret` once, and must present it.
 @available(LatchkeyServer 1.0, *)
-public struct DeviceService: Sendable {
+package struct DeviceService: Sendable {
     let store: any DeviceStore
     let sessions: SessionService
     let clock: any WallClock
@@ -19,7 +19,7 @@ public struct DeviceService: Sendable {
     /// device needs a proof with its key or, when it has none, its secret. A UUID claimed through `users/register`
     /// (which signs in with access codes) is 409 `device_id_claimed`, a deleted user's is 409 `user_deleted`: the app
     /// should start a new device identity.
-    public func register(deviceID: String, deviceSecret: String?, proof: VerifiedProof?) async throws
+    package func register(deviceID: String, deviceSecret: String?, proof: VerifiedProof?) async throws
         -> (tokens: TokenPairResponse, created: Bool)
     {
         try self.sessions.checkProofPolicy(proof)
@@ -52,7 +52,7 @@ public struct DeviceService: Sendable {
 
     /// Support: gives the device a new secret (returned once, as at first registration), forgets its key and ends its
     /// sessions; the device then signs in with the new secret only.
-    public func reset(deviceID: String) async throws -> (deviceSecret: String, revokedSessions: Int) {
+    package func reset(deviceID: String) async throws -> (deviceSecret: String, revokedSessions: Int) {
         let secret = Secret.generate()
         guard let revoked = try await self.store.resetDevice(id: deviceID, secretHash: Secret.hash(secret), at: self.clock.now()) else {
             throw ServiceError.notFound("No device with ID \(deviceID).")

@@ -4,7 +4,7 @@ import SQLKit
 
 /// What registering a new device did.
 @available(LatchkeyServer 1.0, *)
-public enum DeviceRegistration: Sendable, Equatable {
+package enum DeviceRegistration: Sendable, Equatable {
     /// The device, its user and its first session were created.
     case created
     /// A user or device with this ID exists already; nothing was written.
@@ -15,7 +15,7 @@ public enum DeviceRegistration: Sendable, Equatable {
 
 /// Registered devices.
 @available(LatchkeyServer 1.0, *)
-public protocol DeviceStore: Sendable {
+package protocol DeviceStore: Sendable {
     func device(id: String) async throws -> DeviceRecord?
     /// Creates the device's user (whose ID is the device ID), the device and its first session at once.
     func registerNewDevice(_ device: DeviceRecord, session: NewSession) async throws -> DeviceRegistration
@@ -29,13 +29,13 @@ public protocol DeviceStore: Sendable {
 
 @available(LatchkeyServer 1.0, *)
 extension SQLLatchkeyStore: DeviceStore {
-    public func device(id: String) async throws -> DeviceRecord? {
+    package func device(id: String) async throws -> DeviceRecord? {
         try await self.database.read { sql in
             try await sql.raw("SELECT \(unsafeRaw: Self.deviceColumns) FROM devices WHERE id = \(bind: id)").first().map(Self.device(from:))
         }
     }
 
-    public func registerNewDevice(_ device: DeviceRecord, session: NewSession) async throws -> DeviceRegistration {
+    package func registerNewDevice(_ device: DeviceRecord, session: NewSession) async throws -> DeviceRegistration {
         do {
             return try await self.database.transaction { sql in
                 if try await Self.isDeleted(device.userID, on: sql) { return .deletedID }
@@ -60,7 +60,7 @@ extension SQLLatchkeyStore: DeviceStore {
         }
     }
 
-    public func signInDevice(_ deviceID: String, session: NewSession) async throws {
+    package func signInDevice(_ deviceID: String, session: NewSession) async throws {
         try await self.database.transaction { sql in
             if let thumbprint = session.proof?.thumbprint {
                 try await sql.raw(
@@ -72,7 +72,7 @@ extension SQLLatchkeyStore: DeviceStore {
         }
     }
 
-    public func resetDevice(id: String, secretHash: String, at time: Date) async throws -> [String]? {
+    package func resetDevice(id: String, secretHash: String, at time: Date) async throws -> [String]? {
         try await self.database.transaction { sql in
             let found =
                 try await sql.raw(

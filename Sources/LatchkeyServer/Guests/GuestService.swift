@@ -8,13 +8,13 @@ import LatchkeyAPI
 /// by design, so a guest token for it must not present its holder as that user); its `aud` is the guest audience.
 /// It expires after `tokens.guest-lifetime` (900 s by default). A new call gives a new token.
 @available(LatchkeyServer 1.0, *)
-public struct GuestService: Sendable {
+package struct GuestService: Sendable {
     let tokens: AccessTokenIssuer
     let lifetime: TimeInterval
     let limitations: GuestLimitations
 
     /// A guest token for `deviceID` (canonical lowercase UUID).
-    public func start(deviceID: String) async throws -> GuestSessionResponse {
+    package func start(deviceID: String) async throws -> GuestSessionResponse {
         let (token, _) = try await self.tokens.issue(
             kind: .guest, subject: AccessTokenIssuer.guestSubject(deviceID: deviceID), sessionID: nil, deviceID: deviceID, lifetime: self.lifetime)
         return GuestSessionResponse(accessToken: token, expiresIn: Int(self.lifetime), limitations: self.limitations)

@@ -62,25 +62,28 @@ extension APIError {
     static func translating(_ error: any Error) -> APIError? {
         switch error {
         case let error as APIError: return error
+        case let error as any APIErrorConvertible: return error.apiError
         case let rejection as TokenRejection: return .invalidToken(rejection.description)
         case let error as ServiceError:
-            switch error {
-            case .invalidGrant(let message): return APIError(.unauthorized, .invalidGrant, message)
-            case .invalidDeviceSecret: return APIError(.unauthorized, .invalidDeviceSecret, error.description)
-            case .forbidden(let message): return APIError(.forbidden, .forbidden, message)
-            case .notFound(let message): return APIError(.notFound, .notFound, message)
-            case .budgetExhausted: return APIError(.tooManyRequests, .budgetExhausted, error.description)
-            case .identityAlreadyLinked: return APIError(.conflict, .identityAlreadyLinked, error.description)
-            case .upstream(let message): return APIError(.badGateway, .upstreamError, message)
-            case .reauthenticationRequired: return APIError(.forbidden, .reauthenticationRequired, error.description)
-            case .deviceIDClaimed: return APIError(.conflict, .deviceIDClaimed, error.description)
-            case .userDeleted: return APIError(.conflict, .userDeleted, error.description)
-            case .lastSignInMethod: return APIError(.conflict, .lastSignInMethod, error.description)
-            }
-        case let rejection as DPoPRejection:
-            return APIError(.badRequest, rejection == .nonceRequired ? .useDPoPNonce : .invalidDPoPProof, rejection.description)
+            let (status, code): (HTTPResponse.Status, ErrorCode) =
+                switch error.kind {
+                case .invalidGrant: (.unauthorized, .invalidGrant)
+                case .invalidDeviceSecret: (.unauthorized, .invalidDeviceSecret)
+                case .forbidden: (.forbidden, .forbidden)
+                case .notFound: (.notFound, .notFound)
+                case .budgetExhausted: (.tooManyRequests, .budgetExhausted)
+                case .identityAlreadyLinked: (.conflict, .identityAlreadyLinked)
+                case .upstream: (.badGateway, .upstreamError)
+                case .reauthenticationRequired: (.forbidden, .reauthenticationRequired)
+                case .deviceIDClaimed: (.conflict, .deviceIDClaimed)
+                case .userDeleted: (.conflict, .userDeleted)
+                case .lastSignInMethod: (.conflict, .lastSignInMethod)
+                default: (.internalServerError, .internalError)
+                }
+            return APIError(status, code, error.message)
         case StoreError.unavailable: return .unavailable()
-        case let error as HTTPError:
+        // Hummingbird's own errors: HTTPError, and NIO's NIOTooManyBytesError (a body over `maxUploadSize`).
+        case let error as any HTTPResponseError:
             switch error.status {
             case .notFound: return APIError(.notFound, .notFound, "No such endpoint.")
             case .methodNotAllowed: return APIError(.methodNotAllowed, .methodNotAllowed, "This method is not allowed on this endpoint.")
@@ -93,4 +96,11 @@ extension APIError {
         default: return nil
         }
     }
+}
+
+/// An error of a feature that knows its HTTP answer (a DPoP proof refused, a rate limit reached); the features
+/// declare the conformance, so this folder needs to know none of them.
+@available(LatchkeyServer 1.0, *)
+package protocol APIErrorConvertible: Error {
+    var apiError: APIError { get }
 }

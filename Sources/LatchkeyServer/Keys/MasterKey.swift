@@ -65,9 +65,10 @@ struct MasterKey: Sendable {
     }
 
     private static func load(filePath path: String) throws -> MasterKey {
-        var status = stat()
-        guard stat(path, &status) == 0 else { throw LoadError.unreadableFile(path) }
-        let mode = UInt32(status.st_mode) & 0o777
+        guard let permissions = (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? Int else {
+            throw LoadError.unreadableFile(path)
+        }
+        let mode = UInt32(permissions) & 0o777
         guard mode & 0o077 == 0 else { throw LoadError.exposedFile(path, mode: mode) }
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw LoadError.unreadableFile(path) }
         return try MasterKey(base64: text)

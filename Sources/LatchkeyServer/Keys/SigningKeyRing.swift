@@ -10,7 +10,7 @@ import Synchronization
 /// `keys.retention` after retirement. Every process on one database loads the same keys; each
 /// reloads them every `keys.reload-interval` and when a token names a `kid` it does not know.
 @available(LatchkeyServer 1.0, *)
-public final class SigningKeyRing: Sendable {
+package final class SigningKeyRing: Sendable {
     struct Snapshot: Sendable {
         let collection: JWTKeyCollection
         let activeKID: String
@@ -49,7 +49,7 @@ public final class SigningKeyRing: Sendable {
 
     /// Adds a fresh key that signs from now on; earlier keys are retired but keep verifying.
     @discardableResult
-    public func rotate() async throws -> SigningKeyRecord {
+    package func rotate() async throws -> SigningKeyRecord {
         let record = try self.makeKey()
         try await self.store.activateSigningKey(record)
         self.logger.info("signing key activated", metadata: ["kid": "\(record.kid)"])
@@ -67,7 +67,7 @@ public final class SigningKeyRing: Sendable {
     }
 
     /// The keys recorded in the database, newest last.
-    public func records() async throws -> [SigningKeyRecord] {
+    package func records() async throws -> [SigningKeyRecord] {
         try await self.store.signingKeys()
     }
 
@@ -106,7 +106,7 @@ public final class SigningKeyRing: Sendable {
     /// Revokes the key `kid` at once (a leaked key): it verifies nothing from now on, here and — through the
     /// revocation feed — in every other process, and leaves the JWKS. Revoking the signing key activates a fresh one
     /// first. False when there is no such key.
-    public func revoke(kid: String) async throws -> Bool {
+    package func revoke(kid: String) async throws -> Bool {
         let revoked = try await self.store.revokeSigningKey(kid: kid, replacement: try self.makeKey(), at: self.clock.now())
         if revoked {
             self.logger.warning("signing key revoked", metadata: ["kid": "\(kid)"])
@@ -143,7 +143,7 @@ public final class SigningKeyRing: Sendable {
     }
 
     /// The public keys, as served at `/.well-known/jwks.json`.
-    public var jwks: JSONWebKeySet {
+    package var jwks: JSONWebKeySet {
         get throws { try self.current.jwks }
     }
 
@@ -156,29 +156,34 @@ public final class SigningKeyRing: Sendable {
 }
 
 /// Why the signing keys could not be used.
+///
+/// A struct, not an enum, so reasons can be added without breaking callers.
 @available(LatchkeyServer 1.0, *)
-public enum SigningKeyError: Error, CustomStringConvertible {
-    case masterKeyMismatch(kid: String)
+public struct SigningKeyError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The key ID of the signing key that could not be opened.
+    public let kid: String
+
+    private init(kid: String) { self.kid = kid }
+
+    /// The master key given cannot decrypt the stored signing key `kid`.
+    public static func masterKeyMismatch(kid: String) -> SigningKeyError { SigningKeyError(kid: kid) }
 
     public var description: String {
-        switch self {
-        case .masterKeyMismatch(let kid):
-            "the master key cannot open signing key \(kid): use the master key this database was created with "
-                + "(LATCHKEY_MASTER_KEY, or the key file beside the database)"
-        }
+        "the master key cannot open signing key \(self.kid): use the master key this database was created with "
+            + "(LATCHKEY_MASTER_KEY, or the key file beside the database)"
     }
 }
 
 /// One public key of the JWKS.
 @available(LatchkeyServer 1.0, *)
-public struct JSONWebKey: Codable, Sendable, Equatable {
-    public var kty = "EC"
-    public var crv = "P-256"
-    public var x: String
-    public var y: String
-    public var kid: String
-    public var use = "sig"
-    public var alg = "ES256"
+package struct JSONWebKey: Codable, Sendable, Equatable {
+    package var kty = "EC"
+    package var crv = "P-256"
+    package var x: String
+    package var y: String
+    package var kid: String
+    package var use = "sig"
+    package var alg = "ES256"
 
     init(kid: String, x: String, y: String) {
         self.kid = kid
@@ -189,6 +194,6 @@ public struct JSONWebKey: Codable, Sendable, Equatable {
 
 /// `{"keys": [...]}`, the signing key first, then retired keys newest first.
 @available(LatchkeyServer 1.0, *)
-public struct JSONWebKeySet: Codable, Sendable, Equatable {
-    public var keys: [JSONWebKey]
+package struct JSONWebKeySet: Codable, Sendable, Equatable {
+    package var keys: [JSONWebKey]
 }

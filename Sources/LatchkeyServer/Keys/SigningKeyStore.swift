@@ -3,7 +3,7 @@ import SQLKit
 
 /// Signing keys and server-wide settings shared by every process on the database.
 @available(LatchkeyServer 1.0, *)
-public protocol SigningKeyStore: Sendable {
+package protocol SigningKeyStore: Sendable {
     func signingKeys() async throws -> [SigningKeyRecord]
     /// Adds `key` and retires every other active key, so `key` signs from now on.
     func activateSigningKey(_ key: SigningKeyRecord) async throws
@@ -19,7 +19,7 @@ public protocol SigningKeyStore: Sendable {
 
 @available(LatchkeyServer 1.0, *)
 extension SQLLatchkeyStore: SigningKeyStore {
-    public func signingKeys() async throws -> [SigningKeyRecord] {
+    package func signingKeys() async throws -> [SigningKeyRecord] {
         try await self.database.read { sql in
             try await sql.raw("SELECT * FROM signing_keys ORDER BY created_at, kid").all().map { row in
                 SigningKeyRecord(
@@ -30,7 +30,7 @@ extension SQLLatchkeyStore: SigningKeyStore {
         }
     }
 
-    public func activateSigningKey(_ key: SigningKeyRecord) async throws {
+    package func activateSigningKey(_ key: SigningKeyRecord) async throws {
         try await self.database.transaction { sql in
             // Rotations take turns, so two at once still leave exactly one active key.
             try await Self.serialize(on: "signing keys", sql)
@@ -39,7 +39,7 @@ extension SQLLatchkeyStore: SigningKeyStore {
         }
     }
 
-    public func activateFirstSigningKey(_ key: SigningKeyRecord) async throws -> Bool {
+    package func activateFirstSigningKey(_ key: SigningKeyRecord) async throws -> Bool {
         try await self.database.transaction { sql in
             try await Self.serialize(on: "signing keys", sql)
             guard try await sql.raw("SELECT kid FROM signing_keys WHERE retired_at IS NULL").first() == nil else { return false }
@@ -48,7 +48,7 @@ extension SQLLatchkeyStore: SigningKeyStore {
         }
     }
 
-    public func revokeSigningKey(kid: String, replacement: SigningKeyRecord, at time: Date) async throws -> Bool {
+    package func revokeSigningKey(kid: String, replacement: SigningKeyRecord, at time: Date) async throws -> Bool {
         try await self.database.transaction { sql in
             try await Self.serialize(on: "signing keys", sql)
             guard
@@ -78,13 +78,13 @@ extension SQLLatchkeyStore: SigningKeyStore {
         ).run()
     }
 
-    public func setting(_ name: String) async throws -> String? {
+    package func setting(_ name: String) async throws -> String? {
         try await self.database.read { sql in
             try await sql.raw("SELECT value FROM settings WHERE name = \(bind: name)").first()?.string("value")
         }
     }
 
-    public func setSetting(_ name: String, to value: String) async throws {
+    package func setSetting(_ name: String, to value: String) async throws {
         try await self.database.transaction { sql in
             try await sql.raw(
                 "INSERT INTO settings (name, value) VALUES (\(bind: name), \(bind: value)) ON CONFLICT (name) DO UPDATE SET value = \(bind: value)"

@@ -25,12 +25,10 @@ public struct MeterMiddleware: RouterMiddleware {
     let limiter: RateLimiter
     let trustedProxies: Set<String>
 
-    /// Meters with the configured meter `meter` (a name under `meters.`); a name not configured is a programming error.
-    public init(meter name: String, services: LatchkeyServices) {
-        guard let meter = services.configuration.meters[name] else { preconditionFailure("no meter named \(name) is configured") }
+    package init(meter: Meter, limiter: RateLimiter, trustedProxies: Set<String>) {
         self.meter = meter
-        self.limiter = services.rateLimiter
-        self.trustedProxies = services.configuration.limits.trustedProxies
+        self.limiter = limiter
+        self.trustedProxies = trustedProxies
     }
 
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {

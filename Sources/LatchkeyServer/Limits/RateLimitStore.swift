@@ -3,7 +3,7 @@ import SQLKit
 
 /// The answer to one rate-limited request.
 @available(LatchkeyServer 1.0, *)
-public enum RateLimitDecision: Sendable, Equatable {
+package enum RateLimitDecision: Sendable, Equatable {
     /// Counted; `remaining` more fit in the window, which frees its oldest hit at `resetAt`.
     case allowed(hitID: String, remaining: Int, resetAt: Date)
     /// Over the limit until `resetAt`.
@@ -12,7 +12,7 @@ public enum RateLimitDecision: Sendable, Equatable {
 
 /// Hits per bucket in a rolling window, in the database so that every server process shares them.
 @available(LatchkeyServer 1.0, *)
-public protocol RateLimitStore: Sendable {
+package protocol RateLimitStore: Sendable {
     /// Counts a hit in `bucket` unless `limit` hits are already in the window ending `now`; atomic, so
     /// concurrent requests can never exceed the limit.
     func recordHit(bucket: String, limit: Int, window: TimeInterval, now: Date) async throws -> RateLimitDecision
@@ -24,7 +24,7 @@ public protocol RateLimitStore: Sendable {
 
 @available(LatchkeyServer 1.0, *)
 extension SQLLatchkeyStore: RateLimitStore {
-    public func recordHit(bucket: String, limit: Int, window: TimeInterval, now: Date) async throws -> RateLimitDecision {
+    package func recordHit(bucket: String, limit: Int, window: TimeInterval, now: Date) async throws -> RateLimitDecision {
         try await self.database.transaction { sql in
             // On PostgreSQL concurrent transactions would each count the same hits: one at a time per bucket.
             try await Self.serialize(on: "rate-limit " + bucket, sql)
@@ -33,27 +33,32 @@ extension SQLLatchkeyStore: RateLimitStore {
             let (hits, first) = try await Self.hits(bucket: bucket, window: window, now: now, on: sql)
             let oldest = first ?? now
             guard hits < limit else { return .denied(resetAt: oldest + window) }
-            let hitID = UUID().uuidString.lowercased()
-            try await sql.raw(
-                "INSERT INTO rate_limit_hits (bucket, at, id) VALUES (\(bind: bucket), \(bind: now.stored), \(bind: hitID))"
-            ).run()
+            let hitID = try await Self.recordHit(bucket: bucket, at: now, on: sql)
             return .allowed(hitID: hitID, remaining: limit - hits - 1, resetAt: oldest + window)
         }
     }
 
-    public func hits(bucket: String, window: TimeInterval, now: Date) async throws -> (count: Int, oldest: Date?) {
+    package func hits(bucket: String, window: TimeInterval, now: Date) async throws -> (count: Int, oldest: Date?) {
         try await self.database.read { sql in try await Self.hits(bucket: bucket, window: window, now: now, on: sql) }
     }
 
+    /// Records one hit of `bucket` at `time` inside the caller's transaction; returns its ID.
+    @discardableResult
+    static func recordHit(bucket: String, at time: Date, on sql: any SQLDatabase) async throws -> String {
+        let hitID = UUID().uuidString.lowercased()
+        try await sql.raw("INSERT INTO rate_limit_hits (bucket, at, id) VALUES (\(bind: bucket), \(bind: time.stored), \(bind: hitID))").run()
+        return hitID
+    }
+
     /// The hits of `bucket` in the window ending `now`, and the oldest of them.
-    private static func hits(bucket: String, window: TimeInterval, now: Date, on sql: any SQLDatabase) async throws -> (count: Int, oldest: Date?) {
+    static func hits(bucket: String, window: TimeInterval, now: Date, on sql: any SQLDatabase) async throws -> (count: Int, oldest: Date?) {
         let row = try await sql.raw(
             "SELECT COUNT(*) AS hits, MIN(at) AS oldest FROM rate_limit_hits WHERE bucket = \(bind: bucket) AND at > \(bind: (now - window).stored)"
         ).first()
         return (try row?.decode(column: "hits", as: Int.self) ?? 0, try row?.optionalDate("oldest"))
     }
 
-    public func removeHit(bucket: String, hitID: String) async throws {
+    package func removeHit(bucket: String, hitID: String) async throws {
         try await self.database.transaction { sql in
             try await sql.raw("DELETE FROM rate_limit_hits WHERE bucket = \(bind: bucket) AND id = \(bind: hitID)").run()
         }

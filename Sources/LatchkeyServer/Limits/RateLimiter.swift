@@ -3,7 +3,7 @@ import Foundation
 
 /// Counts requests against rate-limit policies; knows nothing of HTTP.
 @available(LatchkeyServer 1.0, *)
-public struct RateLimiter: Sendable {
+package struct RateLimiter: Sendable {
     let store: any RateLimitStore
     let clock: any WallClock
 

@@ -60,12 +60,8 @@ extension RateLimiter {
     }
 
     /// 429 `rate_limited` with the policy's headers and `Retry-After`.
-    func refusal(_ policy: RateLimitPolicy, resetAt: Date) -> APIError {
-        let seconds = Self.seconds(until: resetAt, from: self.now)
-        var error = APIError(.tooManyRequests, .rateLimited, "Too many requests; try again in \(seconds) seconds.")
-        error.extraHeaders = Self.headers(policy: policy, remaining: 0, resetAt: resetAt)
-        error.extraHeaders[.retryAfter] = String(seconds)
-        return error
+    func refusal(_ policy: RateLimitPolicy, resetAt: Date) -> RateLimitExceeded {
+        RateLimitExceeded(policy: policy, resetAt: resetAt, now: self.now)
     }
 
     static func headers(policy: RateLimitPolicy, remaining: Int, resetAt: Date) -> HTTPFields {
@@ -113,5 +109,21 @@ enum ClientNetwork {
         }
         let groups = stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
         return groups.joined(separator: ":") + "::/64"
+    }
+}
+
+/// A request over `policy` until `resetAt`: 429 `rate_limited` with the policy's headers and `Retry-After`.
+@available(LatchkeyServer 1.0, *)
+package struct RateLimitExceeded: APIErrorConvertible, Equatable {
+    let policy: RateLimitPolicy
+    let resetAt: Date
+    let now: Date
+
+    package var apiError: APIError {
+        let seconds = RateLimiter.seconds(until: self.resetAt, from: self.now)
+        var error = APIError(.tooManyRequests, .rateLimited, "Too many requests; try again in \(seconds) seconds.")
+        error.extraHeaders = RateLimiter.headers(policy: self.policy, remaining: 0, resetAt: self.resetAt)
+        error.extraHeaders[.retryAfter] = String(seconds)
+        return error
     }
 }

@@ -3,20 +3,20 @@ import SQLKit
 
 /// How many rows one pruning pass removed, by table.
 @available(LatchkeyServer 1.0, *)
-public struct PruneCounts: Sendable, Equatable {
-    public var rateLimitHits = 0
-    public var refreshTokens = 0
-    public var sessions = 0
-    public var nonces = 0
-    public var proofs = 0
-    public var revocations = 0
+package struct PruneCounts: Sendable, Equatable {
+    package var rateLimitHits = 0
+    package var refreshTokens = 0
+    package var sessions = 0
+    package var nonces = 0
+    package var proofs = 0
+    package var revocations = 0
 
-    public var total: Int { self.rateLimitHits + self.refreshTokens + self.sessions + self.nonces + self.proofs + self.revocations }
+    package var total: Int { self.rateLimitHits + self.refreshTokens + self.sessions + self.nonces + self.proofs + self.revocations }
 }
 
 /// Rows that no longer decide anything, removed so the database stays bounded.
 @available(LatchkeyServer 1.0, *)
-public protocol PruningStore: Sendable {
+package protocol PruningStore: Sendable {
     /// Removes, as of `now`: rate-limit hits older than `hitsBefore` (outside every window), refresh tokens past their
     /// expiry, sessions revoked before `sessionsBefore` or left without refresh tokens, spent nonces and DPoP proofs
     /// past their expiry, and revocation-feed entries older than `feedBefore` (the newest always stays).
@@ -25,7 +25,7 @@ public protocol PruningStore: Sendable {
 
 @available(LatchkeyServer 1.0, *)
 extension SQLLatchkeyStore: PruningStore {
-    public func prune(now: Date, hitsBefore: Date, sessionsBefore: Date, feedBefore: Date) async throws -> PruneCounts {
+    package func prune(now: Date, hitsBefore: Date, sessionsBefore: Date, feedBefore: Date) async throws -> PruneCounts {
         try await self.database.transaction { sql in
             func delete(_ statement: SQLQueryString) async throws -> Int {
                 try await sql.raw("\(statement) RETURNING 1 AS gone").all().count

@@ -6,7 +6,7 @@ import ServiceLifecycle
 /// database stays bounded however long the server runs. Several processes may prune at once: each pass is one
 /// transaction of deletes by time, and a second pass finds nothing.
 @available(LatchkeyServer 1.0, *)
-public struct StorePruner: Service {
+package struct StorePruner: Service {
     let store: any PruningStore
     let clock: any WallClock
     let interval: TimeInterval
@@ -18,7 +18,7 @@ public struct StorePruner: Service {
 
     /// One pass, as of the clock's now.
     @discardableResult
-    public func prune() async throws -> PruneCounts {
+    package func prune() async throws -> PruneCounts {
         let now = self.clock.now()
         let counts = try await self.store.prune(
             now: now, hitsBefore: now - self.longestWindow, sessionsBefore: now - Self.retention, feedBefore: now - Self.retention)
@@ -26,7 +26,7 @@ public struct StorePruner: Service {
         return counts
     }
 
-    public func run() async throws {
+    package func run() async throws {
         while !Task.isShuttingDownGracefully {
             do {
                 try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(self.interval)) }

@@ -3,17 +3,21 @@ import Foundation
 import LatchkeyAPI
 import Metrics
 import Prometheus
+import Synchronization
 
 /// The server's metrics, recorded through swift-metrics into this server's own Prometheus registry.
 ///
 /// Each server owns its registry (rather than bootstrapping the process-wide metrics system), so
 /// several servers in one process, as in tests, keep separate counts.
 @available(LatchkeyServer 1.0, *)
-public struct LatchkeyMetrics: Sendable {
-    public let registry: PrometheusCollectorRegistry
+package struct LatchkeyMetrics: Sendable {
+    package let registry: PrometheusCollectorRegistry
     private let factory: PrometheusMetricsFactory
+    /// The handles made so far, by label and dimensions: a request looks its handles up in one dictionary instead
+    /// of building them again (each build takes the registry's lock and allocates).
+    private let handles = Handles()
 
-    public init() {
+    package init() {
         self.registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: self.registry)
         factory.defaultDurationHistogramBuckets = [
@@ -25,24 +29,50 @@ public struct LatchkeyMetrics: Sendable {
 
     /// One finished HTTP request.
     func requestFinished(route: String, method: String, status: Int, duration: Duration) {
-        Counter(
-            label: "latchkey_http_requests_total", dimensions: [("route", route), ("method", method), ("status", String(status))],
-            factory: self.factory
-        ).increment()
-        Timer(label: "latchkey_http_request_duration_seconds", dimensions: [("route", route), ("method", method)], factory: self.factory)
-            .recordNanoseconds(duration.nanoseconds)
+        self.counter("latchkey_http_requests_total", [("route", route), ("method", method), ("status", String(status))]).increment()
+        self.timer("latchkey_http_request_duration_seconds", [("route", route), ("method", method)]).recordNanoseconds(duration.nanoseconds)
     }
 
     func tokenIssued(kind: TokenKind) {
-        Counter(label: "latchkey_tokens_issued_total", dimensions: [("kind", kind.rawValue)], factory: self.factory).increment()
+        self.counter("latchkey_tokens_issued_total", [("kind", kind.rawValue)]).increment()
     }
 
     func refreshWithoutProof() {
-        Counter(label: "latchkey_refresh_without_proof_total", factory: self.factory).increment()
+        self.counter("latchkey_refresh_without_proof_total", []).increment()
     }
 
     func refreshTokenReuseDetected() {
-        Counter(label: "latchkey_refresh_token_reuse_detected_total", factory: self.factory).increment()
+        self.counter("latchkey_refresh_token_reuse_detected_total", []).increment()
+    }
+
+    private func counter(_ label: String, _ dimensions: [(String, String)]) -> CoreMetrics.Counter {
+        let key = HandleKey(label: label, dimensions: dimensions.map { [$0.0, $0.1] })
+        return self.handles.counters.withLock { counters in
+            if let counter = counters[key] { return counter }
+            let counter = CoreMetrics.Counter(label: label, dimensions: dimensions, factory: self.factory)
+            counters[key] = counter
+            return counter
+        }
+    }
+
+    private func timer(_ label: String, _ dimensions: [(String, String)]) -> CoreMetrics.Timer {
+        let key = HandleKey(label: label, dimensions: dimensions.map { [$0.0, $0.1] })
+        return self.handles.timers.withLock { timers in
+            if let timer = timers[key] { return timer }
+            let timer = CoreMetrics.Timer(label: label, dimensions: dimensions, factory: self.factory)
+            timers[key] = timer
+            return timer
+        }
+    }
+
+    private struct HandleKey: Hashable {
+        var label: String
+        var dimensions: [[String]]
+    }
+
+    private final class Handles: Sendable {
+        let counters = Mutex<[HandleKey: CoreMetrics.Counter]>([:])
+        let timers = Mutex<[HandleKey: CoreMetrics.Timer]>([:])
     }
 
     /// The Prometheus text exposition of every metric.

@@ -2,35 +2,49 @@ import Foundation
 import Hummingbird
 
 /// `GET /metrics` (Prometheus text; behind `Authorization: Bearer <metrics.token>` when one is set) and
-/// `GET /openapi.json` (the API description).
+/// `GET /openapi.json` (the API document, built from the operations the router serves).
 @available(LatchkeyServer 1.0, *)
 struct OperationsRoutes {
     let metrics: LatchkeyMetrics
     let token: String?
 
-    static let openAPIDocument: ByteBuffer = {
-        let url = Bundle.module.url(forResource: "openapi", withExtension: "json")
-        let data = url.flatMap { try? Data(contentsOf: $0) } ?? Data("{}".utf8)
-        return ByteBuffer(bytes: data)
-    }()
+    static let metricsOperation = APIOperation(
+        .get, "/metrics", id: "getMetrics", tag: "Operations", summary: "Prometheus metrics",
+        description:
+            "Server metrics in the Prometheus text exposition format. With `metrics.token` set it needs `Authorization: Bearer <token>`; "
+            + "with `metrics.port` set it is served on that port instead.",
+        outcomes: [.init(200, "Metrics in the Prometheus text exposition format."), .unauthorized("`metrics.token` is set and not sent.")])
+
+    static let documentOperation = APIOperation(
+        .get, "/openapi.json", id: "getOpenAPIDocument", tag: "Operations", summary: "This OpenAPI document",
+        description: "This OpenAPI 3.0.3 document, built from the routes the server serves and the Codable types they answer with.",
+        outcomes: [.init(200, "The OpenAPI document.")])
+
+    /// Serves the metrics on `api`'s router (documented), or on `router` of their own port (not documented there).
+    func addMetrics(to api: APIRoutes<LatchkeyRequestContext>) {
+        api.add(Self.metricsOperation) { request, _ in try self.exposition(request) }
+    }
 
     func addMetrics(to router: Router<LatchkeyRequestContext>) {
-        router.get("metrics") { request, _ in
-            if let token = self.token {
-                guard let presented = request.bearerToken else { throw APIError.missingToken }
-                guard Secret.constantTimeEquals(Secret.hash(presented), Secret.hash(token)) else {
-                    throw APIError.invalidToken("The metrics token is not valid.")
-                }
-            }
-            return Response(
-                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                body: .init(byteBuffer: ByteBuffer(string: self.metrics.exposition())))
+        router.get("metrics") { request, _ in try self.exposition(request) }
+    }
+
+    /// Serves `document` (the bytes of every operation, this one included).
+    func addDocument(_ document: @escaping @Sendable () -> ByteBuffer, to api: APIRoutes<LatchkeyRequestContext>) {
+        api.add(Self.documentOperation) { _, _ in
+            Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: document()))
         }
     }
 
-    func addDocument(to router: Router<LatchkeyRequestContext>) {
-        router.get("openapi.json") { _, _ in
-            Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: Self.openAPIDocument))
+    private func exposition(_ request: Request) throws -> Response {
+        if let token = self.token {
+            guard let presented = request.bearerToken else { throw APIError.missingToken }
+            guard Secret.constantTimeEquals(Secret.hash(presented), Secret.hash(token)) else {
+                throw APIError.invalidToken("The metrics token is not valid.")
+            }
         }
+        return Response(
+            status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(string: self.metrics.exposition())))
     }
 }

@@ -14,11 +14,13 @@ import Logging
 /// A session started with a DPoP proof is bound to the proof's key: each of its refreshes needs a proof made with
 /// that key, so a refresh token copied off the device is worthless without the key.
 @available(LatchkeyServer 1.0, *)
-public struct SessionService: Sendable {
+package struct SessionService: Sendable {
     let store: any SessionStore
     let tokens: AccessTokenIssuer
     let cache: TokenVerificationCache
     let policy: TokenPolicy
+    /// Successful refreshes per session (`limits.refresh`), counted in the rotation's own transaction.
+    let refreshLimit: RateLimitPolicy
     let successorKey: SymmetricKey
     let clock: any WallClock
     let metrics: LatchkeyMetrics
@@ -57,7 +59,7 @@ public struct SessionService: Sendable {
     }
 
     /// Starts a new session for an existing user, bound to `proof`'s key when one came.
-    public func startSession(userID: String, deviceID: String?, proof: VerifiedProof?, accessCodeID: String? = nil) async throws
+    package func startSession(userID: String, deviceID: String?, proof: VerifiedProof?, accessCodeID: String? = nil) async throws
         -> TokenPairResponse
     {
         try self.checkProofPolicy(proof)
@@ -72,15 +74,32 @@ public struct SessionService: Sendable {
     }
 
     /// Spends `refreshToken` and returns the session's next token pair; `proof` is the request's DPoP proof.
-    public func refresh(_ refreshToken: String, proof: VerifiedProof? = nil) async throws -> TokenPairResponse {
+    package func refresh(_ refreshToken: String, proof: VerifiedProof? = nil) async throws -> TokenPairResponse {
+        try await self.refreshCounting(refreshToken, proof: proof).tokens
+    }
+
+    /// ``refresh(_:proof:)``, with where the session stands against `limits.refresh` afterwards (refreshes left in the
+    /// window, and when its oldest leaves it). Over that limit: ``RateLimitExceeded``, nothing spent.
+    package func refreshCounting(_ refreshToken: String, proof: VerifiedProof?) async throws
+        -> (tokens: TokenPairResponse, remaining: (count: Int, resetAt: Date)?)
+    {
         guard let sessionID = RefreshToken.sessionID(of: refreshToken) else {
             throw ServiceError.invalidGrant("The refresh token is not valid: unknown, expired or revoked.")
         }
         let successor = self.successor(of: refreshToken, sessionID: sessionID)
-        let outcome = try await self.store.rotateRefreshToken(
+        let now = self.clock.now()
+        let limit =
+            self.refreshLimit.isEnabled
+            ? RefreshLimit(bucket: RateLimiter.bucket(self.refreshLimit, sessionID), limit: self.refreshLimit.limit, window: self.refreshLimit.window)
+            : nil
+        let result = try await self.store.rotateRefreshToken(
             sessionID: sessionID, presentedHash: Secret.hash(refreshToken), successorHash: Secret.hash(successor),
-            successorExpiresAt: self.clock.now().addingTimeInterval(self.policy.refreshLifetime), now: self.clock.now(),
-            graceWindow: self.policy.refreshGrace, proof: proof, requireProof: self.policy.dpop == .required)
+            successorExpiresAt: now.addingTimeInterval(self.policy.refreshLifetime), now: now, graceWindow: self.policy.refreshGrace,
+            proof: proof, requireProof: self.policy.dpop == .required, limit: limit)
+        return (try await self.tokens(for: result.rotation, successor: successor, sessionID: sessionID, now: now), result.remaining)
+    }
+
+    private func tokens(for outcome: RefreshRotation, successor: String, sessionID: String, now: Date) async throws -> TokenPairResponse {
         switch outcome {
         case .rotated(let session), .unclaimedSuccessor(let session):
             return try await self.tokenPair(
@@ -101,6 +120,8 @@ public struct SessionService: Sendable {
             if session.dpopThumbprint == nil { throw DPoPRejection.required }
             throw ServiceError.invalidGrant(
                 "This refresh token is bound to its device's key: the refresh needs a DPoP proof signed with that key.")
+        case .limited(_, let resetAt):
+            throw RateLimitExceeded(policy: self.refreshLimit, resetAt: resetAt, now: now)
         case .invalid:
             throw ServiceError.invalidGrant("The refresh token is not valid: unknown, expired or revoked.")
         }
@@ -114,7 +135,7 @@ public struct SessionService: Sendable {
     }
 
     /// Ends the sessions `scope` names; returns how many were live.
-    public func logout(_ token: VerifiedToken, scope: LogoutScope) async throws -> Int {
+    package func logout(_ token: VerifiedToken, scope: LogoutScope) async throws -> Int {
         guard token.kind == .session, let sessionID = token.sessionID else {
             throw ServiceError.forbidden("Only a session's access token can log out; access codes are revoked with the CLI.")
         }
@@ -133,7 +154,7 @@ public struct SessionService: Sendable {
     }
 
     /// Ends every session of `userID` (support: `latchkey users revoke-sessions`); returns how many were live.
-    public func revokeSessions(ofUser userID: String) async throws -> Int {
+    package func revokeSessions(ofUser userID: String) async throws -> Int {
         let revoked = try await self.store.revokeSessions(ofUser: userID, keeping: nil, reason: "admin", at: self.clock.now())
         self.cache.invalidate(sessionIDs: revoked)
         return revoked.count

@@ -3,22 +3,22 @@ import SQLKit
 
 /// A session about to be created, with the hash of its first refresh token.
 @available(LatchkeyServer 1.0, *)
-public struct NewSession: Sendable {
-    public var id: String
-    public var userID: String
-    public var deviceID: String?
-    public var createdAt: Date
-    public var refreshTokenHash: String
-    public var refreshTokenExpiresAt: Date
+package struct NewSession: Sendable {
+    package var id: String
+    package var userID: String
+    package var deviceID: String?
+    package var createdAt: Date
+    package var refreshTokenHash: String
+    package var refreshTokenExpiresAt: Date
     /// The DPoP proof the sign-in came with: the session is bound to its key, and its `jti` is spent with the session.
-    public var proof: VerifiedProof?
+    package var proof: VerifiedProof?
     /// The access code this session was exchanged from: revoking the code ends the session.
-    public var accessCodeID: String?
+    package var accessCodeID: String?
 }
 
 /// What presenting a refresh token did.
 @available(LatchkeyServer 1.0, *)
-public enum RefreshRotation: Sendable, Equatable {
+package enum RefreshRotation: Sendable, Equatable {
     /// First use: the token is now spent and its successor stored.
     case rotated(SessionRecord)
     /// Spent before, but its successor was never used: the answer to the first use was lost, the same successor stands.
@@ -30,16 +30,38 @@ public enum RefreshRotation: Sendable, Equatable {
     /// The session is bound to a DPoP key and no proof with that key came (or this server requires proofs and the
     /// session has no key); nothing was spent.
     case proofRequired(SessionRecord)
+    /// The session refreshed as often as its limit allows in the window, which frees a refresh at `resetAt`; nothing
+    /// was spent.
+    case limited(SessionRecord, resetAt: Date)
     /// Unknown, expired, or belonging to a revoked session.
     case invalid
 }
 
+/// The per-session limit of successful refreshes, counted inside the rotation's own transaction.
+@available(LatchkeyServer 1.0, *)
+package struct RefreshLimit: Sendable, Equatable {
+    let bucket: String
+    let limit: Int
+    let window: TimeInterval
+}
+
+/// What a rotation did, and where the session stands against its refresh limit afterwards.
+@available(LatchkeyServer 1.0, *)
+package struct RefreshResult: Sendable, Equatable {
+    let rotation: RefreshRotation
+    /// Refreshes left in the window and when its oldest one leaves it, when a limit was counted.
+    var remaining: (count: Int, resetAt: Date)?
+
+    package static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.rotation == rhs.rotation && lhs.remaining?.count == rhs.remaining?.count && lhs.remaining?.resetAt == rhs.remaining?.resetAt
+    }
+}
+
 /// Sessions and their refresh-token families.
 @available(LatchkeyServer 1.0, *)
-public protocol SessionStore: Sendable {
+package protocol SessionStore: SessionLookup {
     /// Creates the session (spending its proof's `jti`); ``StoreError/conflict`` when the user does not exist.
     func createSession(_ session: NewSession) async throws
-    func session(id: String) async throws -> SessionRecord?
     /// Spends the refresh token of session `sessionID` whose hash is `presentedHash`, atomically; a first use
     /// also marks the session's device as seen at `now`. `successorHash` must be the hash of the presented token's
     /// successor (derived from it), so a lost answer can be given again.
@@ -47,10 +69,13 @@ public protocol SessionStore: Sendable {
     /// A session bound to a DPoP key needs `proof` made with that key; one that is not gets bound to `proof`'s key,
     /// or, when `requireProof`, is refused without one. The proof's `jti` is spent in the same transaction
     /// (``DPoPRejection/replayed`` when it was spent before).
+    ///
+    /// With `limit`, a refresh that succeeds counts against it in the same transaction, and one past it is
+    /// ``RefreshRotation/limited(_:resetAt:)`` before anything is spent.
     func rotateRefreshToken(
         sessionID: String, presentedHash: String, successorHash: String, successorExpiresAt: Date, now: Date, graceWindow: TimeInterval,
-        proof: VerifiedProof?, requireProof: Bool
-    ) async throws -> RefreshRotation
+        proof: VerifiedProof?, requireProof: Bool, limit: RefreshLimit?
+    ) async throws -> RefreshResult
     /// Whether the session's refresh token with this hash has been used; nil when there is no such token.
     func isRefreshTokenSpent(sessionID: String, hash: String) async throws -> Bool?
     /// Revokes the user's live sessions, all or all but `keeping`; returns the IDs it revoked.
@@ -61,104 +86,137 @@ public protocol SessionStore: Sendable {
 
 @available(LatchkeyServer 1.0, *)
 extension SessionStore {
-    /// ``rotateRefreshToken(sessionID:presentedHash:successorHash:successorExpiresAt:now:graceWindow:proof:requireProof:)``
-    /// without a proof.
+    /// ``rotateRefreshToken(sessionID:presentedHash:successorHash:successorExpiresAt:now:graceWindow:proof:requireProof:limit:)``
+    /// without a limit.
     func rotateRefreshToken(
-        sessionID: String, presentedHash: String, successorHash: String, successorExpiresAt: Date, now: Date, graceWindow: TimeInterval
+        sessionID: String, presentedHash: String, successorHash: String, successorExpiresAt: Date, now: Date, graceWindow: TimeInterval,
+        proof: VerifiedProof? = nil, requireProof: Bool = false
     ) async throws -> RefreshRotation {
         try await self.rotateRefreshToken(
             sessionID: sessionID, presentedHash: presentedHash, successorHash: successorHash, successorExpiresAt: successorExpiresAt, now: now,
-            graceWindow: graceWindow, proof: nil, requireProof: false)
+            graceWindow: graceWindow, proof: proof, requireProof: requireProof, limit: nil
+        ).rotation
     }
 }
 
 @available(LatchkeyServer 1.0, *)
 extension SQLLatchkeyStore: SessionStore {
-    public func createSession(_ session: NewSession) async throws {
+    package func createSession(_ session: NewSession) async throws {
         try await self.database.transaction { sql in try await Self.insert(session, on: sql) }
     }
 
-    public func session(id: String) async throws -> SessionRecord? {
+    package func session(id: String) async throws -> SessionRecord? {
         try await self.database.read { sql in
             try await sql.raw("SELECT \(unsafeRaw: Self.sessionColumns) FROM sessions s WHERE s.id = \(bind: id)").first().map(Self.session(from:))
         }
     }
 
-    public func rotateRefreshToken(
+    package func rotateRefreshToken(
         sessionID: String, presentedHash: String, successorHash: String, successorExpiresAt: Date, now: Date, graceWindow: TimeInterval,
-        proof: VerifiedProof?, requireProof: Bool
-    ) async throws -> RefreshRotation {
+        proof: VerifiedProof?, requireProof: Bool, limit: RefreshLimit?
+    ) async throws -> RefreshResult {
         try await self.database.transaction { sql in
-            guard
-                let row = try await sql.raw(
-                    """
-                    SELECT r.expires_at, r.used_at, \(unsafeRaw: Self.sessionColumns)
-                    FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id
-                    WHERE r.session_id = \(bind: sessionID) AND r.token_hash = \(bind: presentedHash)
-                    """
-                ).first()
-            else { return .invalid }
-            let session = try Self.session(from: row)
-            guard session.revokedAt == nil, try row.date("expires_at") > now else { return .invalid }
-            if let bound = session.dpopThumbprint {
-                guard proof?.thumbprint == bound else { return .proofRequired(session) }
-            } else if let proof {
-                // A session started without a key (an older app) is bound to the key its app now proves.
-                try await sql.raw("UPDATE sessions SET dpop_thumbprint = \(bind: proof.thumbprint) WHERE id = \(bind: session.id)").run()
-            } else if requireProof {
-                return .proofRequired(session)
+            var counted: (count: Int, oldest: Date?)?
+            let rotation = try await Self.rotate(
+                sessionID: sessionID, presentedHash: presentedHash, successorHash: successorHash, successorExpiresAt: successorExpiresAt,
+                now: now, graceWindow: graceWindow, proof: proof, requireProof: requireProof, on: sql
+            ) { session in
+                guard let limit else { return nil }
+                // On PostgreSQL concurrent refreshes of one session would each count the same hits: one at a time.
+                try await Self.serialize(on: "rate-limit " + limit.bucket, sql)
+                let hits = try await Self.hits(bucket: limit.bucket, window: limit.window, now: now, on: sql)
+                counted = hits
+                return hits.count >= limit.limit ? .limited(session, resetAt: (hits.oldest ?? now) + limit.window) : nil
             }
-            try await Self.spend(proof, on: sql)
-            // Claiming the token with a conditional update is what makes concurrent refreshes safe:
-            // exactly one caller sees `used_at IS NULL`, on SQLite and on PostgreSQL alike.
-            let claimed =
-                try await sql.raw(
-                    """
-                    UPDATE refresh_tokens SET used_at = \(bind: now.stored)
-                    WHERE session_id = \(bind: sessionID) AND token_hash = \(bind: presentedHash) AND used_at IS NULL
-                    RETURNING token_hash
-                    """
-                ).first() != nil
-            if claimed {
-                try await sql.raw(
-                    """
-                    INSERT INTO refresh_tokens (session_id, token_hash, created_at, expires_at)
-                    VALUES (\(bind: session.id), \(bind: successorHash), \(bind: now.stored), \(bind: successorExpiresAt.stored))
-                    """
-                ).run()
-                // A refresh is the app coming back: the device was last seen now.
-                if let deviceID = session.deviceID {
-                    try await sql.raw("UPDATE devices SET last_seen_at = \(bind: now.stored) WHERE id = \(bind: deviceID)").run()
-                }
-                return .rotated(session)
+            // Only a refresh that succeeds counts against the session's limit.
+            switch rotation {
+            case .rotated, .unclaimedSuccessor, .withinGrace:
+                guard let limit, let counted else { return RefreshResult(rotation: rotation) }
+                try await Self.recordHit(bucket: limit.bucket, at: now, on: sql)
+                return RefreshResult(rotation: rotation, remaining: (limit.limit - counted.count - 1, (counted.oldest ?? now) + limit.window))
+            default:
+                return RefreshResult(rotation: rotation)
             }
-            // Spent before. A successor nobody used means the first answer never arrived: give it again.
-            let successor = try await sql.raw(
-                "SELECT used_at, expires_at FROM refresh_tokens WHERE session_id = \(bind: sessionID) AND token_hash = \(bind: successorHash)"
-            ).first()
-            if let successor, try successor.optionalDate("used_at") == nil, try successor.date("expires_at") > now {
-                return .unclaimedSuccessor(session)
-            }
-            let usedAt =
-                try await sql.raw(
-                    "SELECT used_at FROM refresh_tokens WHERE session_id = \(bind: sessionID) AND token_hash = \(bind: presentedHash)"
-                ).first()?
-                .optionalDate("used_at") ?? now
-            if now.timeIntervalSince(usedAt) <= graceWindow {
-                return .withinGrace(session)
-            }
-            try await sql.raw(
-                """
-                UPDATE sessions SET revoked_at = \(bind: now.stored), revoked_reason = 'refresh_token_reuse'
-                WHERE id = \(bind: session.id) AND revoked_at IS NULL
-                """
-            ).run()
-            try await Self.recordRevocation(scope: .session, values: [session.id], at: now, on: sql)
-            return .reuseDetected(session)
         }
     }
 
-    public func isRefreshTokenSpent(sessionID: String, hash: String) async throws -> Bool? {
+    /// The rotation itself, inside the caller's transaction; `checkLimit` (given the session) may stop it, with its
+    /// answer, before anything is spent.
+    private static func rotate(
+        sessionID: String, presentedHash: String, successorHash: String, successorExpiresAt: Date, now: Date, graceWindow: TimeInterval,
+        proof: VerifiedProof?, requireProof: Bool, on sql: any SQLDatabase, checkLimit: (SessionRecord) async throws -> RefreshRotation?
+    ) async throws -> RefreshRotation {
+        guard
+            let row = try await sql.raw(
+                """
+                SELECT r.expires_at, r.used_at, \(unsafeRaw: Self.sessionColumns)
+                FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id
+                WHERE r.session_id = \(bind: sessionID) AND r.token_hash = \(bind: presentedHash)
+                """
+            ).first()
+        else { return .invalid }
+        let session = try Self.session(from: row)
+        guard session.revokedAt == nil, try row.date("expires_at") > now else { return .invalid }
+        if let bound = session.dpopThumbprint {
+            guard proof?.thumbprint == bound else { return .proofRequired(session) }
+        } else if proof == nil && requireProof {
+            return .proofRequired(session)
+        }
+        if let refused = try await checkLimit(session) { return refused }
+        if session.dpopThumbprint == nil, let proof {
+            // A session started without a key (an older app) is bound to the key its app now proves.
+            try await sql.raw("UPDATE sessions SET dpop_thumbprint = \(bind: proof.thumbprint) WHERE id = \(bind: session.id)").run()
+        }
+        try await Self.spend(proof, on: sql)
+        // Claiming the token with a conditional update is what makes concurrent refreshes safe:
+        // exactly one caller sees `used_at IS NULL`, on SQLite and on PostgreSQL alike.
+        let claimed =
+            try await sql.raw(
+                """
+                UPDATE refresh_tokens SET used_at = \(bind: now.stored)
+                WHERE session_id = \(bind: sessionID) AND token_hash = \(bind: presentedHash) AND used_at IS NULL
+                RETURNING token_hash
+                """
+            ).first() != nil
+        if claimed {
+            try await sql.raw(
+                """
+                INSERT INTO refresh_tokens (session_id, token_hash, created_at, expires_at)
+                VALUES (\(bind: session.id), \(bind: successorHash), \(bind: now.stored), \(bind: successorExpiresAt.stored))
+                """
+            ).run()
+            // A refresh is the app coming back: the device was last seen now.
+            if let deviceID = session.deviceID {
+                try await sql.raw("UPDATE devices SET last_seen_at = \(bind: now.stored) WHERE id = \(bind: deviceID)").run()
+            }
+            return .rotated(session)
+        }
+        // Spent before. A successor nobody used means the first answer never arrived: give it again.
+        let successor = try await sql.raw(
+            "SELECT used_at, expires_at FROM refresh_tokens WHERE session_id = \(bind: sessionID) AND token_hash = \(bind: successorHash)"
+        ).first()
+        if let successor, try successor.optionalDate("used_at") == nil, try successor.date("expires_at") > now {
+            return .unclaimedSuccessor(session)
+        }
+        let usedAt =
+            try await sql.raw(
+                "SELECT used_at FROM refresh_tokens WHERE session_id = \(bind: sessionID) AND token_hash = \(bind: presentedHash)"
+            ).first()?
+            .optionalDate("used_at") ?? now
+        if now.timeIntervalSince(usedAt) <= graceWindow {
+            return .withinGrace(session)
+        }
+        try await sql.raw(
+            """
+            UPDATE sessions SET revoked_at = \(bind: now.stored), revoked_reason = 'refresh_token_reuse'
+            WHERE id = \(bind: session.id) AND revoked_at IS NULL
+            """
+        ).run()
+        try await Self.recordRevocation(scope: .session, values: [session.id], at: now, on: sql)
+        return .reuseDetected(session)
+    }
+
+    package func isRefreshTokenSpent(sessionID: String, hash: String) async throws -> Bool? {
         try await self.database.read { sql in
             try await sql.raw("SELECT used_at FROM refresh_tokens WHERE session_id = \(bind: sessionID) AND token_hash = \(bind: hash)")
                 .first().map { row in
@@ -167,13 +225,13 @@ extension SQLLatchkeyStore: SessionStore {
         }
     }
 
-    public func revokeSessions(ofUser userID: String, keeping: String?, reason: String, at time: Date) async throws -> [String] {
+    package func revokeSessions(ofUser userID: String, keeping: String?, reason: String, at time: Date) async throws -> [String] {
         try await self.database.transaction { sql in
             try await Self.revokeSessions(where: "user_id = \(bind: userID) AND id <> \(bind: keeping ?? "")", reason: reason, at: time, on: sql)
         }
     }
 
-    public func revokeSession(id: String, reason: String, at time: Date) async throws -> Bool {
+    package func revokeSession(id: String, reason: String, at time: Date) async throws -> Bool {
         try await self.database.transaction { sql in
             try await !Self.revokeSessions(where: "id = \(bind: id)", reason: reason, at: time, on: sql).isEmpty
         }

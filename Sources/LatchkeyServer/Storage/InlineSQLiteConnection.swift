@@ -27,8 +27,9 @@ final class InlineSQLiteConnection: SQLDatabase, @unchecked Sendable {
     private let encoder = SQLiteDataEncoder()
     private let decoder = SQLiteDataDecoder()
 
-    init(path: String, logger: Logger) throws {
+    init(path: String, busyTimeout: Duration = .seconds(5), logger: Logger) throws {
         self.logger = logger
+        self.busyTimeout = busyTimeout
         self.eventLoop = MultiThreadedEventLoopGroup.singleton.any()
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX
         let status = sqlite_nio_sqlite3_open_v2(path, &self.handle, flags, nil)
@@ -58,12 +59,40 @@ final class InlineSQLiteConnection: SQLDatabase, @unchecked Sendable {
         }
     }
 
+    /// Runs `query`; while another process holds the lock it needs (`SQLITE_BUSY`: the CLI writing beside a server), it
+    /// waits by suspending and trying again, never by blocking a thread of Swift's cooperative pool (on 2 cores that is
+    /// half of it), and gives up with ``StoreError/unavailable(_:)`` after ``busyTimeout``.
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
-        try self.run(query, onRow)
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: self.busyTimeout)
+        var pause = Duration.milliseconds(1)
+        while true {
+            do {
+                return try self.runOnce(query, onRow)
+            } catch is Busy {
+                guard clock.now < deadline else { throw StoreError.unavailable("the database file was locked for longer than its timeout") }
+                try await Task.sleep(for: pause)
+                pause = min(pause * 2, .milliseconds(25))
+            }
+        }
     }
 
-    /// Runs `query` on the calling thread.
+    /// How long ``execute(sql:_:)`` keeps retrying a statement another process has locked out.
+    let busyTimeout: Duration
+
+    /// `SQLITE_BUSY` before any row: the statement did nothing and can be tried again.
+    private struct Busy: Error {}
+
+    /// Runs `query` on the calling thread; `SQLITE_BUSY` is an error here (only the async path waits).
     func run(_ query: any SQLExpression, _ onRow: (any SQLRow) -> Void = { _ in }) throws {
+        do {
+            try self.runOnce(query, onRow)
+        } catch is Busy {
+            throw StoreError.unavailable("the database file is locked by another process")
+        }
+    }
+
+    private func runOnce(_ query: any SQLExpression, _ onRow: (any SQLRow) -> Void) throws {
         let (sql, binds) = self.serialize(query)
         guard self.handle != nil else { throw StoreError.unavailable("the database is closed") }
         let statement = try self.prepared(sql)
@@ -76,10 +105,13 @@ final class InlineSQLiteConnection: SQLDatabase, @unchecked Sendable {
         }
         let columnCount = sqlite_nio_sqlite3_column_count(statement)
         let columns = (0..<columnCount).map { String(cString: sqlite_nio_sqlite3_column_name(statement, $0)) }
+        var rows = 0
         while true {
             let status = sqlite_nio_sqlite3_step(statement)
             if status == SQLITE_DONE { return }
+            if status & 0xff == SQLITE_BUSY && rows == 0 { throw Busy() }
             guard status == SQLITE_ROW else { throw self.error(status) }
+            rows += 1
             let values = (0..<columnCount).map { Self.value(of: statement, at: $0) }
             onRow(Row(columns: columns, values: values, decoder: self.decoder))
         }

@@ -1,12 +1,16 @@
 import Logging
 import SQLKit
+import ServiceLifecycle
 
 /// The SQL database behind every store.
 ///
 /// Each `transaction` is all-or-nothing: a thrown error rolls it back, so a request either changes
 /// everything it meant to or nothing.
+///
+/// A database is also a `Service`: what must run while it is used (PostgreSQL's connection pool; SQLite's WAL
+/// checkpoints) runs in its `run()`, in the server's `ServiceGroup` or, for the CLI, in a task of the call.
 @available(LatchkeyServer 1.0, *)
-public protocol LatchkeyDatabase: Sendable {
+package protocol LatchkeyDatabase: Service {
     /// Runs `body` in one transaction.
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T
     /// Runs read-only statements that need no transaction.
@@ -23,36 +27,60 @@ public protocol LatchkeyDatabase: Sendable {
 @available(LatchkeyServer 1.0, *)
 extension LatchkeyDatabase {
     /// No notifications (SQLite): callers poll.
-    public func listen(channel: String, _ wake: @escaping @Sendable () -> Void) async throws -> Bool { false }
+    package func listen(channel: String, _ wake: @escaping @Sendable () -> Void) async throws -> Bool { false }
 }
 
 /// The SQL dialects Latchkey stores speak.
 @available(LatchkeyServer 1.0, *)
-public enum DatabaseDialect: Sendable {
+package enum DatabaseDialect: Sendable {
     case sqlite
     case postgresql
 }
 
 /// Failures of the storage layer, translated into HTTP statuses by the routes.
+///
+/// A struct, not an enum, so kinds can be added without breaking callers: match with `catch StoreError.conflict`
+/// or `catch StoreError.unavailable` (any reason).
 @available(LatchkeyServer 1.0, *)
-public enum StoreError: Error, Equatable, CustomStringConvertible {
+public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
+    private enum Base: Hashable, Sendable {
+        case conflict
+        case unavailable
+    }
+
+    private let base: Base
+    /// Why the database failed, for logs (never a password or a token); empty for a conflict.
+    public let reason: String
+
+    private init(_ base: Base, reason: String) {
+        self.base = base
+        self.reason = reason
+    }
+
     /// A uniqueness rule was broken (the row exists already).
-    case conflict
+    public static let conflict = StoreError(.conflict, reason: "")
+    /// Any ``unavailable(_:)`` error, whatever its reason: for `catch StoreError.unavailable`.
+    public static let unavailable = StoreError(.unavailable, reason: "")
     /// The database did not answer or failed; the operation had no effect.
-    case unavailable(String)
+    public static func unavailable(_ reason: String) -> StoreError { StoreError(.unavailable, reason: reason) }
 
     public var description: String {
-        switch self {
+        switch self.base {
         case .conflict: "the row exists already"
-        case .unavailable(let reason): "database unavailable: \(reason)"
+        case .unavailable: "database unavailable: \(self.reason)"
         }
+    }
+
+    /// Matches any error of the same kind, whatever its reason.
+    public static func ~= (pattern: StoreError, error: any Error) -> Bool {
+        (error as? StoreError)?.base == pattern.base
     }
 }
 
 @available(LatchkeyServer 1.0, *)
 extension LatchkeyDatabase {
     /// Succeeds when the database answers a trivial query.
-    public func ping() async throws {
+    package func ping() async throws {
         _ = try await self.read { sql in try await sql.raw("SELECT 1 AS one").first() != nil }
     }
 }

@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import PostgresKit
 import PostgresNIO
+import ServiceLifecycle
 import SQLKit
 import Synchronization
 
@@ -15,21 +16,21 @@ import Synchronization
 /// `database.timeout`: when PostgreSQL is away, callers get ``StoreError/unavailable(_:)`` (HTTP 503)
 /// within that bound instead of waiting, and the pool reconnects by itself once PostgreSQL is back.
 ///
-/// The client runs from `init` until ``close()``, so migrations and CLI commands can use it before and
-/// after `serve`'s service group; `serve` closes it only after the HTTP server has drained.
+/// The pool (PostgresNIO's `PostgresClient`, itself a `Service`) runs in ``run()``: in `serve`'s service group, or for
+/// the length of a CLI call; operations wait for it to be running.
 @available(LatchkeyServer 1.0, *)
-public final class PostgresLatchkeyDatabase: LatchkeyDatabase {
+package final class PostgresLatchkeyDatabase: LatchkeyDatabase {
     /// A `postgres://` URL, read into PostgresNIO's configuration.
-    public struct Location: Sendable, CustomStringConvertible {
-        public var configuration: PostgresClient.Configuration
+    package struct Location: Sendable, CustomStringConvertible {
+        package var configuration: PostgresClient.Configuration
         /// The URL without its password, for logs and messages.
-        public let description: String
+        package let description: String
 
         /// Reads `postgres://user:password@host:port/database?sslmode=disable&search_path=name`.
         ///
         /// `sslmode` is `disable`, `prefer` (the default: TLS when the server offers it) or `require`;
         /// `search_path` sets the schema the tables live in (default: the user's default, `public`).
-        public init(url: String) throws {
+        package init(url: String) throws {
             guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
                 scheme == "postgres" || scheme == "postgresql"
             else { throw StoreError.unavailable("not a postgres:// URL") }
@@ -57,24 +58,23 @@ public final class PostgresLatchkeyDatabase: LatchkeyDatabase {
         }
 
         /// Whether `value` names PostgreSQL rather than an SQLite file.
-        public static func isPostgres(_ value: String) -> Bool {
+        package static func isPostgres(_ value: String) -> Bool {
             let lowered = value.lowercased()
             return lowered.hasPrefix("postgres://") || lowered.hasPrefix("postgresql://")
         }
     }
 
     let client: PostgresClient
-    private let runner: Task<Void, Never>
     private let timeout: Duration
     private let logger: Logger
-    public var dialect: DatabaseDialect { .postgresql }
+    package var dialect: DatabaseDialect { .postgresql }
 
-    /// Starts a connection pool for `location`; nothing connects until the first operation.
+    /// A connection pool for `location`; nothing connects until it runs and the first operation asks.
     ///
     /// - Parameters:
     ///   - timeout: the bound on every operation, waiting for a connection included.
     ///   - maximumConnections: the pool's size.
-    public init(location: Location, timeout: TimeInterval = 5, maximumConnections: Int = 20, logger: Logger) {
+    package init(location: Location, timeout: TimeInterval = 5, maximumConnections: Int = 20, logger: Logger) {
         var configuration = location.configuration
         configuration.options.maximumConnections = max(1, maximumConnections)
         configuration.options.connectTimeout = .milliseconds(Int64(max(0.1, timeout) * 1000))
@@ -83,23 +83,20 @@ public final class PostgresLatchkeyDatabase: LatchkeyDatabase {
         var background = logger
         // The pool retries a lost server on its own; its per-attempt messages would flood the log.
         background.logLevel = max(logger.logLevel, .error)
-        let client = PostgresClient(configuration: configuration, backgroundLogger: background)
-        self.client = client
-        self.runner = Task { await client.run() }
+        self.client = PostgresClient(configuration: configuration, backgroundLogger: background)
     }
 
-    /// Opens `url` and checks that the server answers (within `timeout`).
-    public convenience init(url: String, timeout: TimeInterval = 5, maximumConnections: Int = 20, logger: Logger) async throws {
+    /// A connection pool for `url` (see ``init(location:timeout:maximumConnections:logger:)``).
+    package convenience init(url: String, timeout: TimeInterval = 5, maximumConnections: Int = 20, logger: Logger) throws {
         self.init(location: try Location(url: url), timeout: timeout, maximumConnections: maximumConnections, logger: logger)
-        do {
-            try await self.ping()
-        } catch {
-            await self.close()
-            throw error
-        }
     }
 
-    public func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+    /// Runs the connection pool until the task is cancelled or the service group shuts down.
+    package func run() async throws {
+        await cancelWhenGracefulShutdown { await self.client.run() }
+    }
+
+    package func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         try await self.withConnection { connection in
             let sql = connection.sql(queryLogLevel: nil)
             try await sql.raw("BEGIN").run()
@@ -119,13 +116,13 @@ public final class PostgresLatchkeyDatabase: LatchkeyDatabase {
         }
     }
 
-    public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+    package func read<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         try await self.withConnection { connection in try await body(connection.sql(queryLogLevel: nil)) }
     }
 
     /// LISTEN on one pooled connection, held until the calling task is cancelled (no deadline: it waits for
     /// notifications, not for an answer). Notifications are delivered when the notifying transaction commits.
-    public func listen(channel: String, _ wake: @escaping @Sendable () -> Void) async throws -> Bool {
+    package func listen(channel: String, _ wake: @escaping @Sendable () -> Void) async throws -> Bool {
         do {
             try await self.client.withConnection { connection in
                 try await connection.listen(on: channel) { notifications in
@@ -138,10 +135,8 @@ public final class PostgresLatchkeyDatabase: LatchkeyDatabase {
         return true
     }
 
-    public func close() async {
-        self.runner.cancel()
-        await self.runner.value
-    }
+    /// Nothing to do: the pool closes when ``run()``'s task ends.
+    package func close() async {}
 
     /// Leases a connection for `body`, within the timeout, translating PostgreSQL's failures.
     private func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {

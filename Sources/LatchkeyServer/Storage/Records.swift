@@ -3,75 +3,75 @@ import LatchkeyAPI
 
 /// A user row.
 @available(LatchkeyServer 1.0, *)
-public struct UserRecord: Sendable, Equatable {
-    public var id: String
-    public var kind: UserKind
-    public var createdAt: Date
+package struct UserRecord: Sendable, Equatable {
+    package var id: String
+    package var kind: UserKind
+    package var createdAt: Date
 }
 
 /// A device row; the secret only as its hash.
 @available(LatchkeyServer 1.0, *)
-public struct DeviceRecord: Sendable, Equatable {
-    public var id: String
-    public var userID: String
-    public var secretHash: String
-    public var createdAt: Date
-    public var lastSeenAt: Date?
+package struct DeviceRecord: Sendable, Equatable {
+    package var id: String
+    package var userID: String
+    package var secretHash: String
+    package var createdAt: Date
+    package var lastSeenAt: Date?
     /// The RFC 7638 thumbprint of the device's DPoP key, when it registered with one: it then proves itself with
     /// that key, never with a secret.
-    public var keyThumbprint: String?
+    package var keyThumbprint: String?
 }
 
 /// A linked identity from an identity provider.
 @available(LatchkeyServer 1.0, *)
-public struct IdentityRecord: Sendable, Equatable {
-    public var provider: String
-    public var subject: String
-    public var userID: String
-    public var createdAt: Date
+package struct IdentityRecord: Sendable, Equatable {
+    package var provider: String
+    package var subject: String
+    package var userID: String
+    package var createdAt: Date
 }
 
 /// A session: the family of refresh tokens that one sign-in started.
 @available(LatchkeyServer 1.0, *)
-public struct SessionRecord: Sendable, Equatable {
-    public var id: String
-    public var userID: String
-    public var deviceID: String?
+package struct SessionRecord: Sendable, Equatable {
+    package var id: String
+    package var userID: String
+    package var deviceID: String?
     /// When the session began: its user authenticated then (`auth_time`); refreshes keep it.
-    public var createdAt: Date
-    public var revokedAt: Date?
+    package var createdAt: Date
+    package var revokedAt: Date?
     /// The thumbprint of the key its refreshes must be signed with (DPoP), when it is bound to one.
-    public var dpopThumbprint: String?
+    package var dpopThumbprint: String?
 }
 
 /// An access code's bookkeeping row; the code itself is a JWT whose `jti` is `id`.
 @available(LatchkeyServer 1.0, *)
-public struct AccessCodeRecord: Sendable, Equatable {
-    public var id: String
-    public var userID: String
-    public var note: String?
-    public var createdAt: Date
-    public var expiresAt: Date
-    public var revokedAt: Date?
+package struct AccessCodeRecord: Sendable, Equatable {
+    package var id: String
+    package var userID: String
+    package var note: String?
+    package var createdAt: Date
+    package var expiresAt: Date
+    package var revokedAt: Date?
 }
 
 /// A signing key: the public key in PEM, the private key sealed with the master key.
 @available(LatchkeyServer 1.0, *)
-public struct SigningKeyRecord: Sendable, Equatable {
-    public var kid: String
-    public var algorithm: String
-    public var publicKeyPEM: String
-    public var sealedPrivateKey: String
-    public var createdAt: Date
-    public var retiredAt: Date?
+package struct SigningKeyRecord: Sendable, Equatable {
+    package var kid: String
+    package var algorithm: String
+    package var publicKeyPEM: String
+    package var sealedPrivateKey: String
+    package var createdAt: Date
+    package var retiredAt: Date?
     /// A revoked key verifies nothing and is not published (an emergency: the key leaked).
-    public var revokedAt: Date?
+    package var revokedAt: Date?
 }
 
 /// Everything one account deletion removed, so caches can forget it.
 @available(LatchkeyServer 1.0, *)
-public struct DeletedUser: Sendable, Equatable {
-    public var userID: String
-    public var sessionIDs: [String]
-    public var accessCodeIDs: [String]
+package struct DeletedUser: Sendable, Equatable {
+    package var userID: String
+    package var sessionIDs: [String]
+    package var accessCodeIDs: [String]
 }

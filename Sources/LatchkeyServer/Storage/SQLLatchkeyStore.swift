@@ -5,10 +5,10 @@ import SQLKit
 ///
 /// Each aggregate's conformance lives beside its feature (`Users/UserStore.swift`, …).
 @available(LatchkeyServer 1.0, *)
-public final class SQLLatchkeyStore: Sendable {
+package final class SQLLatchkeyStore: Sendable {
     let database: any LatchkeyDatabase
 
-    public init(database: any LatchkeyDatabase) {
+    package init(database: any LatchkeyDatabase) {
         self.database = database
     }
 

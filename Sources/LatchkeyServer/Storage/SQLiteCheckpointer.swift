@@ -10,11 +10,11 @@ import ServiceLifecycle
 /// writer (SQLite's default), that stalls every request queued behind the write lock. A passive
 /// checkpoint here runs beside the writer instead, on a thread-pool thread, four times a second.
 @available(LatchkeyServer 1.0, *)
-public struct SQLiteCheckpointer: Service {
+struct SQLiteCheckpointer {
     let path: String
     let logger: Logger
 
-    public func run() async throws {
+    func run() async throws {
         let connection = try InlineSQLiteConnection(path: self.path, logger: self.logger)
         defer { connection.close() }
         try await connection.raw("PRAGMA busy_timeout = 5000").run()

@@ -7,10 +7,11 @@ import Synchronization
 ///
 /// Transactions run one at a time on the writer. Reads run on the readers, beside the writer and each
 /// other: in WAL mode a read sees every transaction committed before it began. WAL mode also lets the
-/// CLI read and write the same file while a server runs; `busy_timeout` makes either side wait for the
-/// other's short transactions instead of failing.
+/// CLI read and write the same file while a server runs; either side waits for the other's short transactions
+/// instead of failing: SQLite's own `busy_timeout` only for a millisecond (it sleeps on the calling thread, a thread of
+/// Swift's cooperative pool), then ``InlineSQLiteConnection`` suspends and retries until the timeout.
 @available(LatchkeyServer 1.0, *)
-public final class SQLiteLatchkeyDatabase: LatchkeyDatabase {
+package final class SQLiteLatchkeyDatabase: LatchkeyDatabase {
     private struct Guarded: Sendable {
         let connection: InlineSQLiteConnection
         let lock: AsyncLock
@@ -20,26 +21,28 @@ public final class SQLiteLatchkeyDatabase: LatchkeyDatabase {
     private let readers: [Guarded]
     private let nextReader = Atomic<Int>(0)
     private let path: String
-    public var dialect: DatabaseDialect { .sqlite }
+    private let logger: Logger
+    package var dialect: DatabaseDialect { .sqlite }
 
     /// Opens (creating when missing) the database file at `path`; a transaction waiting longer than `timeout` seconds
     /// for the single writer gives up with ``StoreError/unavailable(_:)`` (HTTP 503).
-    public init(path: String, timeout: TimeInterval = 5, logger: Logger) async throws {
+    package init(path: String, timeout: TimeInterval = 5, logger: Logger) async throws {
         self.path = path
+        self.logger = logger
         let wait = Duration.milliseconds(Int64(max(0.001, timeout) * 1000))
-        self.writer = Guarded(connection: try await Self.open(path: path, logger: logger), lock: AsyncLock(timeout: wait))
+        self.writer = Guarded(connection: try await Self.open(path: path, busyTimeout: wait, logger: logger), lock: AsyncLock(timeout: wait))
         self.readers = [
-            Guarded(connection: try await Self.open(path: path, logger: logger), lock: AsyncLock(timeout: wait)),
-            Guarded(connection: try await Self.open(path: path, logger: logger), lock: AsyncLock(timeout: wait)),
+            Guarded(connection: try await Self.open(path: path, busyTimeout: wait, logger: logger), lock: AsyncLock(timeout: wait)),
+            Guarded(connection: try await Self.open(path: path, busyTimeout: wait, logger: logger), lock: AsyncLock(timeout: wait)),
         ]
     }
 
-    private static func open(path: String, logger: Logger) async throws -> InlineSQLiteConnection {
-        let connection = try InlineSQLiteConnection(path: path, logger: logger)
+    private static func open(path: String, busyTimeout: Duration, logger: Logger) async throws -> InlineSQLiteConnection {
+        let connection = try InlineSQLiteConnection(path: path, busyTimeout: busyTimeout, logger: logger)
         let pragmas = [
             // Reads through a memory map and a page cache (16 MiB per connection), not a pread per page.
             "PRAGMA mmap_size = 268435456", "PRAGMA cache_size = -16384",
-            "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL", "PRAGMA foreign_keys = ON", "PRAGMA busy_timeout = 5000",
+            "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL", "PRAGMA foreign_keys = ON", "PRAGMA busy_timeout = 1",
             // A running server checkpoints the WAL in the background (SQLiteCheckpointer), outside the
             // writer's lock; this is only the backstop for processes that do not (the CLI, tests).
             "PRAGMA wal_autocheckpoint = 20000", "PRAGMA journal_size_limit = 67108864",
@@ -50,7 +53,7 @@ public final class SQLiteLatchkeyDatabase: LatchkeyDatabase {
         return connection
     }
 
-    public func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+    package func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         let connection = self.writer.connection
         return try await self.writer.lock.withLock {
             try await connection.raw("BEGIN IMMEDIATE").run()
@@ -65,7 +68,7 @@ public final class SQLiteLatchkeyDatabase: LatchkeyDatabase {
         }
     }
 
-    public func read<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+    package func read<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
         let reader = self.readers[self.nextReader.wrappingAdd(1, ordering: .relaxed).oldValue % self.readers.count]
         // A reader's statements form one snapshot: several queries of one read agree with each other.
         return try await reader.lock.withLock {
@@ -75,10 +78,13 @@ public final class SQLiteLatchkeyDatabase: LatchkeyDatabase {
         }
     }
 
-    /// Copies the WAL into the database file on a connection of its own, so writers never wait for it.
-    func checkpointer(logger: Logger) -> SQLiteCheckpointer { SQLiteCheckpointer(path: self.path, logger: logger) }
+    /// Checkpoints the WAL from a connection of its own while the server runs (``SQLiteCheckpointer``), so writers
+    /// never wait for it.
+    package func run() async throws {
+        try await SQLiteCheckpointer(path: self.path, logger: self.logger).run()
+    }
 
-    public func close() async {
+    package func close() async {
         for guarded in [self.writer] + self.readers {
             // Closing waits for the holder however long it takes: no timeout here.
             _ = try? await guarded.lock.withLock(patient: true) { guarded.connection.close() }

@@ -7,7 +7,7 @@ import LatchkeyAPI
 /// their `aud` is the guest audience (`<audience>:guest` by default), so a backend that verifies Latchkey tokens
 /// with a stock JWT library and the usual audience refuses guests unless it names the guest audience as well.
 @available(LatchkeyServer 1.0, *)
-public struct AccessTokenIssuer: Sendable {
+package struct AccessTokenIssuer: Sendable {
     let keyRing: SigningKeyRing
     let issuer: String
     let audience: String

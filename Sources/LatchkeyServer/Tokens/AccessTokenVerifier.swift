@@ -14,10 +14,10 @@ import Logging
 public final class AccessTokenVerifier: Sendable {
     let keyRing: SigningKeyRing
     let cache: TokenVerificationCache
-    let sessions: any SessionStore
-    let accessCodes: any AccessCodeStore
+    let sessions: any SessionLookup
+    let accessCodes: any AccessCodeLookup
     /// Tokens of configured third-party identity providers (Clerk, OIDC); nil when none is configured.
-    let external: ExternalTokenVerifier?
+    let external: (any ExternalTokenVerifying)?
     let issuer: String
     let audience: String
     let guestAudience: String
@@ -26,8 +26,8 @@ public final class AccessTokenVerifier: Sendable {
     let leeway: TimeInterval = 5
 
     init(
-        keyRing: SigningKeyRing, cache: TokenVerificationCache, sessions: any SessionStore, accessCodes: any AccessCodeStore,
-        external: ExternalTokenVerifier? = nil, issuer: String, audience: String, guestAudience: String, clock: any WallClock
+        keyRing: SigningKeyRing, cache: TokenVerificationCache, sessions: any SessionLookup, accessCodes: any AccessCodeLookup,
+        external: (any ExternalTokenVerifying)? = nil, issuer: String, audience: String, guestAudience: String, clock: any WallClock
     ) {
         self.external = external
         self.keyRing = keyRing
@@ -61,7 +61,7 @@ public final class AccessTokenVerifier: Sendable {
     }
 
     private func verifySignature(_ token: String) async throws -> (claims: AccessTokenClaims, keyID: String) {
-        let header = try IdentityTokenVerifier.header(of: token)
+        let header = try JOSEHeader(of: token)
         guard header.alg == "ES256", let kid = header.kid else { throw TokenRejection.unsupportedAlgorithm }
         if let type = header.typ, !["at+jwt", "application/at+jwt"].contains(type.lowercased()) { throw TokenRejection.wrongType }
         if !self.keyRing.knows(kid: kid) {

@@ -12,7 +12,7 @@ import Synchronization
 /// stays usable here when no notification comes (SQLite, or a lost listening connection). Access codes
 /// are checked against the database on every use, so their revocation is immediate everywhere.
 @available(LatchkeyServer 1.0, *)
-public final class RevocationFeed: Service, Sendable {
+package final class RevocationFeed: Service, Sendable {
     let store: any RevocationStore
     let cache: TokenVerificationCache
     /// Reloaded when another process revoked a signing key.
@@ -42,7 +42,7 @@ public final class RevocationFeed: Service, Sendable {
 
     /// Reads new entries and clears what they cover from the cache; returns how many it applied.
     @discardableResult
-    public func poll() async throws -> Int {
+    package func poll() async throws -> Int {
         guard let after = self.cursor.withLock({ $0 }) else {
             try await self.start()
             return 0
@@ -65,10 +65,11 @@ public final class RevocationFeed: Service, Sendable {
 
     /// Reads the feed whenever the database says another process committed revocations (PostgreSQL's
     /// LISTEN/NOTIFY: within milliseconds) and, whatever happens to that connection, every `interval` seconds.
-    public func run() async throws {
-        guard self.interval > 0 else { return }
+    package func run() async throws {
+        // A service that returns would stop the whole group: without an interval (refused at start) it only waits.
+        guard self.interval > 0 else { return try await gracefulShutdown() }
         let (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        try? await cancelWhenGracefulShutdown {
+        await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
                 group.addTask { await self.tick(wake) }
                 group.addTask { await self.follow(wake) }

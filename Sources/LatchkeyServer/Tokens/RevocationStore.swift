@@ -3,7 +3,7 @@ import SQLKit
 
 /// What a revocation covers: one session's tokens, every token of a user, or every token a signing key signed.
 @available(LatchkeyServer 1.0, *)
-public enum RevocationScope: String, Sendable {
+package enum RevocationScope: String, Sendable {
     case session
     case user
     case key
@@ -11,16 +11,16 @@ public enum RevocationScope: String, Sendable {
 
 /// One entry of the revocation feed.
 @available(LatchkeyServer 1.0, *)
-public struct RevocationEvent: Sendable, Equatable {
-    public var sequence: Int
-    public var scope: RevocationScope
-    public var value: String
+package struct RevocationEvent: Sendable, Equatable {
+    package var sequence: Int
+    package var scope: RevocationScope
+    package var value: String
 }
 
 /// The revocation feed: every process appends what it revokes, in the same transaction as the
 /// revocation, and every server process reads what others appended to clear its verification cache.
 @available(LatchkeyServer 1.0, *)
-public protocol RevocationStore: Sendable {
+package protocol RevocationStore: Sendable {
     /// The newest sequence number, or 0.
     func latestRevocationSequence() async throws -> Int
     /// Entries after `sequence`, oldest first.
@@ -32,13 +32,13 @@ public protocol RevocationStore: Sendable {
 
 @available(LatchkeyServer 1.0, *)
 extension SQLLatchkeyStore: RevocationStore {
-    public func latestRevocationSequence() async throws -> Int {
+    package func latestRevocationSequence() async throws -> Int {
         try await self.database.read { sql in
             try await sql.raw("SELECT COALESCE(MAX(seq), 0) AS latest FROM revocations").first()?.decode(column: "latest", as: Int.self) ?? 0
         }
     }
 
-    public func revocations(after sequence: Int, limit: Int) async throws -> [RevocationEvent] {
+    package func revocations(after sequence: Int, limit: Int) async throws -> [RevocationEvent] {
         try await self.database.read { sql in
             try await sql.raw("SELECT seq, scope, value FROM revocations WHERE seq > \(bind: sequence) ORDER BY seq LIMIT \(bind: limit)")
                 .all().compactMap { row in
@@ -48,7 +48,7 @@ extension SQLLatchkeyStore: RevocationStore {
         }
     }
 
-    public func followRevocations(_ wake: @escaping @Sendable () -> Void) async throws -> Bool {
+    package func followRevocations(_ wake: @escaping @Sendable () -> Void) async throws -> Bool {
         try await self.database.listen(channel: Self.revocationChannel, wake)
     }
 

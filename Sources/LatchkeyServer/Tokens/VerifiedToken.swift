@@ -31,34 +31,46 @@ public struct VerifiedToken: Sendable, Equatable {
 }
 
 /// Why a bearer token was refused. The message is safe to show: it never quotes the token.
+///
+/// A struct, not an enum, so reasons can be added without breaking code that switches over them (as jwt-kit's and
+/// postgres-nio's errors do): compare with `==`, or match in `catch` and `case` patterns (`catch TokenRejection.malformed`).
 @available(LatchkeyServer 1.0, *)
-public enum TokenRejection: Error, Equatable, CustomStringConvertible {
-    case malformed
-    case unsupportedAlgorithm
-    case badSignature
-    case wrongIssuer
-    case wrongAudience
-    case expired
-    case notYetValid
-    case revoked
-    case notAnAccessCode
+public struct TokenRejection: Error, Hashable, Sendable, CustomStringConvertible {
+    private enum Base: String, Hashable, Sendable {
+        case malformed, unsupportedAlgorithm, badSignature, wrongIssuer, wrongAudience, expired, notYetValid, revoked, notAnAccessCode, unknownKey, issuedInTheFuture, nonceMismatch, nonceReused, unauthorizedParty, missingSubject, wrongType
+    }
+
+    private let base: Base
+
+    public static let malformed = TokenRejection(base: .malformed)
+    public static let unsupportedAlgorithm = TokenRejection(base: .unsupportedAlgorithm)
+    public static let badSignature = TokenRejection(base: .badSignature)
+    public static let wrongIssuer = TokenRejection(base: .wrongIssuer)
+    public static let wrongAudience = TokenRejection(base: .wrongAudience)
+    public static let expired = TokenRejection(base: .expired)
+    public static let notYetValid = TokenRejection(base: .notYetValid)
+    public static let revoked = TokenRejection(base: .revoked)
+    public static let notAnAccessCode = TokenRejection(base: .notAnAccessCode)
     /// The header names no key, or one the provider does not publish.
-    case unknownKey
+    public static let unknownKey = TokenRejection(base: .unknownKey)
     /// `iat` lies in the future beyond the tolerated clock difference.
-    case issuedInTheFuture
+    public static let issuedInTheFuture = TokenRejection(base: .issuedInTheFuture)
     /// The identity token's `nonce` is not the SHA-256 of the raw nonce sent.
-    case nonceMismatch
+    public static let nonceMismatch = TokenRejection(base: .nonceMismatch)
     /// The identity token (its nonce) was used before.
-    case nonceReused
+    public static let nonceReused = TokenRejection(base: .nonceReused)
     /// `azp` names a party the provider configuration does not authorize.
-    case unauthorizedParty
+    public static let unauthorizedParty = TokenRejection(base: .unauthorizedParty)
     /// The claim configured as the subject is missing or empty.
-    case missingSubject
+    public static let missingSubject = TokenRejection(base: .missingSubject)
     /// The header's `typ` names another kind of JWT (not an access token, or not the provider's configured type).
-    case wrongType
+    public static let wrongType = TokenRejection(base: .wrongType)
+
+    /// A stable name of the reason, for logs.
+    public var reason: String { self.base.rawValue }
 
     public var description: String {
-        switch self {
+        switch self.base {
         case .malformed: "The token is not a well-formed JWT."
         case .unsupportedAlgorithm: "The token is not signed with an accepted algorithm."
         case .badSignature: "The token's signature does not verify."
@@ -77,4 +89,7 @@ public enum TokenRejection: Error, Equatable, CustomStringConvertible {
         case .wrongType: "The token is not an access token (its typ header names another kind of JWT)."
         }
     }
+
+    /// Matches an error that is this reason, so `catch TokenRejection.malformed` works.
+    public static func ~= (pattern: TokenRejection, error: any Error) -> Bool { (error as? TokenRejection) == pattern }
 }

@@ -6,20 +6,21 @@ import LatchkeyAPI
 public struct UserService: Sendable {
     let store: any UserStore
     let budgets: BudgetService
-    let federation: FederationService
+    /// Revokes what identity providers granted for the user (Apple's refresh tokens) before the account goes.
+    let grants: any LinkedGrantRevoker
     let cache: TokenVerificationCache
     let clock: any WallClock
 
     /// Creates the device user `userID` unless it exists; returns whether it was created. A deleted user's ID is
     /// refused (``ServiceError/userDeleted``) until support frees it.
-    public func register(userID: String) async throws -> Bool {
+    package func register(userID: String) async throws -> Bool {
         if try await self.store.registerUser(id: userID, kind: .device, at: self.clock.now()) { return true }
         if try await self.store.deletedAt(userID: userID) != nil { throw ServiceError.userDeleted }
         return false
     }
 
     /// Support: lets the deleted user's ID `userID` be registered again.
-    public func freeDeletedID(_ userID: String) async throws {
+    package func freeDeletedID(_ userID: String) async throws {
         guard try await self.store.freeDeletedID(userID) else { throw ServiceError.notFound("No deleted user with ID \(userID).") }
     }
 
@@ -40,21 +41,30 @@ public struct UserService: Sendable {
             budget: try await self.budgets.budget(ofUser: user.id), provider: token.provider, providerSubject: token.providerSubject)
     }
 
-    public func user(id: String) async throws -> UserRecord? { try await self.store.user(id: id) }
-    public func devices(ofUser id: String) async throws -> [DeviceRecord] { try await self.store.devices(ofUser: id) }
-    public func users(limit: Int, offset: Int) async throws -> [UserRecord] { try await self.store.users(limit: limit, offset: offset) }
+    package func user(id: String) async throws -> UserRecord? { try await self.store.user(id: id) }
+    package func devices(ofUser id: String) async throws -> [DeviceRecord] { try await self.store.devices(ofUser: id) }
+    package func users(limit: Int, offset: Int) async throws -> [UserRecord] { try await self.store.users(limit: limit, offset: offset) }
 
     /// Deletes the account; its sessions and codes stop working at once on this server, and its ID is retired.
     ///
     /// Apple refresh tokens stored for the user are revoked at Apple first (App Store guideline 5.1.1(v));
     /// when Apple does not confirm, nothing is deleted (``ServiceError/upstream(_:)``).
-    public func delete(userID: String) async throws -> (deleted: DeletedUser, appleTokensRevoked: Int) {
+    package func delete(userID: String) async throws -> (deleted: DeletedUser, appleTokensRevoked: Int) {
         guard try await self.store.user(id: userID) != nil else { throw ServiceError.notFound("No user with ID \(userID).") }
-        let revoked = try await self.federation.revokeAppleTokens(ofUser: userID)
+        let revoked = try await self.grants.revokeGrants(ofUser: userID)
         guard let deleted = try await self.store.deleteUser(id: userID, at: self.clock.now()) else {
             throw ServiceError.notFound("No user with ID \(userID).")
         }
         self.cache.invalidate(userID: userID)
         return (deleted, revoked)
     }
+}
+
+/// What an identity provider granted for a user and must be revoked before the account is deleted (App Store guideline
+/// 5.1.1(v): Sign in with Apple's refresh tokens). Federation provides it.
+@available(LatchkeyServer 1.0, *)
+package protocol LinkedGrantRevoker: Sendable {
+    /// Revokes the user's grants; returns how many. Throws ``ServiceError/upstream(_:)`` when the provider does not
+    /// confirm one: the account must then stay.
+    func revokeGrants(ofUser userID: String) async throws -> Int
 }

@@ -35,26 +35,20 @@ struct LiveServer: Sendable {
         configure(&configuration)
         var logger = Logger(label: "latchkey-client-e2e")
         logger.logLevel = .critical
-        let services = try await LatchkeyServices.open(configuration: configuration, clock: clock, recordIssuer: true, logger: logger)
-        let seen = SeenHeaders()
-        let router = buildRouter(services: services)
-        router.get("api/v1/assets/echo") { request, _ -> String in
-            seen.record(authorization: request.headers[.authorization], deviceID: request.headers[HTTPField.Name(LatchkeyHeader.deviceID)!])
-            return "ok"
-        }
-        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: logger)
-        do {
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try await LatchkeyServices.withServices(configuration: configuration, clock: clock, recordIssuer: true, logger: logger) { services in
+            let seen = SeenHeaders()
+            let router = buildRouter(services: services)
+            router.get("api/v1/assets/echo") { request, _ -> String in
+                seen.record(authorization: request.headers[.authorization], deviceID: request.headers[HTTPField.Name(LatchkeyHeader.deviceID)!])
+                return "ok"
+            }
+            let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: logger)
             try await app.test(.live) { client in
                 let url = URL(string: "http://127.0.0.1:\(client.port!)")!
                 try await body(LiveServer(services: services, clock: clock, url: url, seen: seen, directory: directory))
             }
-        } catch {
-            await services.close()
-            try? FileManager.default.removeItem(at: directory)
-            throw error
         }
-        await services.close()
-        try? FileManager.default.removeItem(at: directory)
     }
 }
 

@@ -1,3 +1,4 @@
+import Testing
 import Crypto
 import Foundation
 import HTTPTypes
@@ -20,7 +21,7 @@ struct DPoPKey: Sendable {
         _ method: String, _ path: String, nonce: String?, jti: String = UUID().uuidString, iat: Date, origin: String = TestServer.issuer,
         type: String = "dpop+jwt"
     ) throws -> String {
-        var header: [String: Any] = ["typ": type, "alg": "ES256", "jwk": self.jwk]
+        let header: [String: Any] = ["typ": type, "alg": "ES256", "jwk": self.jwk]
         var claims: [String: Any] = ["jti": jti, "htm": method, "htu": origin + path, "iat": Int(iat.timeIntervalSince1970)]
         if let nonce { claims["nonce"] = nonce }
         let input =

@@ -43,14 +43,10 @@ enum TestPostgres {
     static func freshDatabaseURL() async throws -> String {
         guard let base = self.url else { throw Unavailable() }
         let schema = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        let database = try await PostgresLatchkeyDatabase(url: base, timeout: 30, maximumConnections: 1, logger: TestServer.quietLogger)
-        do {
+        let database = try PostgresLatchkeyDatabase(url: base, timeout: 30, maximumConnections: 1, logger: TestServer.quietLogger)
+        try await withRunning(database) {
             try await database.transaction { sql in try await sql.raw("CREATE SCHEMA \(unsafeRaw: schema)").run() }
-        } catch {
-            await database.close()
-            throw error
         }
-        await database.close()
         return base + (base.contains("?") ? "&" : "?") + "search_path=" + schema
     }
 }
@@ -62,6 +58,24 @@ extension TestBackend {
         switch self {
         case .sqlite: directory.appendingPathComponent("latchkey.sqlite").path
         case .postgresql: try await TestPostgres.freshDatabaseURL()
+        }
+    }
+}
+
+/// Runs `body` while `database`'s own service runs (PostgreSQL's pool needs it), then stops it and closes the database.
+@available(LatchkeyServer 1.0, *)
+func withRunning<T: Sendable>(_ database: any LatchkeyDatabase, _ body: () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { try await database.run() }
+        do {
+            let result = try await body()
+            group.cancelAll()
+            await database.close()
+            return result
+        } catch {
+            group.cancelAll()
+            await database.close()
+            throw error
         }
     }
 }

@@ -5,6 +5,7 @@ import LatchkeyAPI
 import LatchkeyServer
 import Logging
 import NIOCore
+import Testing
 
 /// How a test reaches the server: straight into the router, or over a real socket on 127.0.0.1.
 @available(LatchkeyServer 1.0, *)
@@ -27,6 +28,8 @@ struct TestServer: Sendable {
     let clock: ManualClock
     let directory: URL
     let logger: Logger
+    /// The database's own service (PostgreSQL's pool, SQLite's checkpointer), running until ``close()``.
+    let databaseService: Task<Void, Never>
     var databasePath: String { self.services.configuration.database }
 
     /// Opens a server; `configure` may change the defaults (lifetimes, limits…).
@@ -54,8 +57,18 @@ struct TestServer: Sendable {
         configuration.limits = .off  // tests of limits configure their own
         configure(&configuration)
         let logger = logger ?? Self.quietLogger
-        let services = try await LatchkeyServices.open(configuration: configuration, clock: clock, recordIssuer: true, logger: logger)
-        return TestServer(services: services, clock: clock, directory: directory, logger: logger)
+        let services = try await LatchkeyServices.make(configuration: configuration, clock: clock, logger: logger)
+        let database = services.database
+        let databaseService = Task { _ = try? await database.run() }
+        do {
+            try await services.prepare()
+        } catch {
+            databaseService.cancel()
+            await databaseService.value
+            await services.close()
+            throw error
+        }
+        return TestServer(services: services, clock: clock, directory: directory, logger: logger, databaseService: databaseService)
     }
 
     static var quietLogger: Logger {
@@ -64,16 +77,26 @@ struct TestServer: Sendable {
         return logger
     }
 
-    /// Runs `body` against this server through `transport`, then closes the database.
+    /// Stops the database's service and closes the database.
+    func close() async {
+        self.databaseService.cancel()
+        await self.databaseService.value
+        await self.services.close()
+    }
+
+    /// Runs `body` against this server through `transport` (the application's other background services beside it),
+    /// then closes the database.
     func test<T: Sendable>(_ transport: Transport, _ body: @Sendable (any TestClientProtocol) async throws -> T) async throws -> T {
-        let app = buildApplication(services: self.services, logger: self.logger)
+        let background = self.services.backgroundServices.filter { !($0 is any LatchkeyDatabase) }
+        let app = buildApplication(services: self.services, background: background, preparing: false, logger: self.logger)
         defer { try? FileManager.default.removeItem(at: self.directory) }
         do {
-            let result = try await app.test(transport.setup, body)
-            await self.services.close()
+            let documented = try DocumentedAnswers.of(buildAPI(services: self.services).operations)
+            let result = try await DocumentedAnswers.$current.withValue(documented) { try await app.test(transport.setup, body) }
+            await self.close()
             return result
         } catch {
-            await self.services.close()
+            await self.close()
             throw error
         }
     }
@@ -92,18 +115,25 @@ func withServer<T: Sendable>(
 @available(LatchkeyServer 1.0, *)
 extension TestClientProtocol {
     /// Sends `body` (an Encodable, or a raw JSON string) and returns the response.
+    ///
+    /// The answer is checked against the server's API document (``DocumentedAnswers``).
     func send(
-        _ method: HTTPRequest.Method, _ uri: String, bearer: String? = nil, json body: String? = nil, headers extra: HTTPFields = [:]
+        _ method: HTTPRequest.Method, _ uri: String, bearer: String? = nil, json body: String? = nil, headers extra: HTTPFields = [:],
+        sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> TestResponse {
         var headers = extra
         if let bearer { headers[.authorization] = "Bearer \(bearer)" }
         if body != nil { headers[.contentType] = "application/json" }
-        return try await self.execute(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) })
+        let response = try await self.execute(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) })
+        response.checkDocumented(method, uri, sourceLocation: sourceLocation)
+        return response
     }
 
-    func send(_ method: HTTPRequest.Method, _ uri: String, bearer: String? = nil, body: some Encodable) async throws -> TestResponse {
+    func send(
+        _ method: HTTPRequest.Method, _ uri: String, bearer: String? = nil, body: some Encodable, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> TestResponse {
         let data = try JSONEncoder().encode(body)
-        return try await self.send(method, uri, bearer: bearer, json: String(decoding: data, as: UTF8.self))
+        return try await self.send(method, uri, bearer: bearer, json: String(decoding: data, as: UTF8.self), sourceLocation: sourceLocation)
     }
 
     /// Registers a new device and returns its token pair (with its device secret).

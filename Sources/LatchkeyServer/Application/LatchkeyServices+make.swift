@@ -1,0 +1,54 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+
+@available(LatchkeyServer 1.0, *)
+extension LatchkeyServices {
+    /// Wires every service over `database`; reads nothing from it.
+    package static func make(
+        configuration: LatchkeyConfiguration, database: any LatchkeyDatabase, clock: any WallClock, issuer: String, logger: Logger
+    ) async throws -> LatchkeyServices {
+        try Self.validate(configuration)
+        let store = SQLLatchkeyStore(database: database)
+        let masterKey = try Self.masterKey(configuration)
+        let keyRing = SigningKeyRing(store: store, masterKey: masterKey, clock: clock, retention: configuration.keyRetention, logger: logger)
+        let metrics = LatchkeyMetrics()
+        let cache = TokenVerificationCache(capacity: configuration.verificationCacheCapacity, ceiling: configuration.verificationCacheCeiling)
+        let tokens = AccessTokenIssuer(
+            keyRing: keyRing, issuer: issuer, audience: configuration.audience, guestAudience: configuration.guestAudience, clock: clock,
+            metrics: metrics)
+        let http = HTTPClient.shared
+        let external = try await ExternalTokenVerifier.make(configuration.identityProviders, store: store, http: http, clock: clock, logger: logger)
+        let verifier = AccessTokenVerifier(
+            keyRing: keyRing, cache: cache, sessions: store, accessCodes: store, external: external.providers.isEmpty ? nil : external,
+            issuer: issuer, audience: configuration.audience, guestAudience: configuration.guestAudience, clock: clock)
+        let budgets = BudgetService(store: store, policy: configuration.budgets, clock: clock)
+        let sessions = SessionService(
+            store: store, tokens: tokens, cache: cache, policy: configuration.tokens, refreshLimit: configuration.limits.refresh,
+            successorKey: masterKey.derivedKey(purpose: "refresh-token successor"), clock: clock, metrics: metrics, logger: logger)
+        let federation = FederationService(
+            apple: configuration.apple,
+            appleVerifier: configuration.apple.isEnabled
+                ? IdentityTokenVerifier(
+                    keys: JWKSCache(url: configuration.apple.jwksURL, http: http, clock: clock, logger: logger), issuer: AppleConfiguration.issuer,
+                    algorithms: ["RS256"], clock: clock, leeway: configuration.apple.leeway)
+                : nil,
+            appleClient: AppleClient(configuration: configuration.apple, http: http, clock: clock), external: external, store: store, users: store,
+            sessions: sessions, masterKey: masterKey, clock: clock, logger: logger)
+        return LatchkeyServices(
+            configuration: configuration, database: database, clock: clock, store: store, keyRing: keyRing, verifier: verifier,
+            sessions: sessions, devices: DeviceService(store: store, sessions: sessions, clock: clock),
+            users: UserService(store: store, budgets: budgets, grants: federation, cache: cache, clock: clock),
+            accessCodes: AccessCodeService(
+                store: store, users: store, tokens: tokens, verifier: verifier, sessions: sessions, cache: cache,
+                defaultLifetime: configuration.tokens.accessCodeLifetime, clock: clock),
+            guests: GuestService(tokens: tokens, lifetime: configuration.tokens.guestLifetime, limitations: configuration.guestLimitations),
+            rateLimiter: RateLimiter(store: store, clock: clock), budgets: budgets, federation: federation, metrics: metrics,
+            revocations: RevocationFeed(
+                store: store, cache: cache, keyRing: keyRing, interval: configuration.revocationPollInterval, clock: clock, logger: logger),
+            issuer: issuer, dpop: DPoPVerifier(nonces: DPoPNonces(key: masterKey.derivedKey(purpose: "dpop nonce")), issuer: issuer, clock: clock),
+            pruner: StorePruner(
+                store: store, clock: clock, interval: configuration.pruneInterval, longestWindow: configuration.longestLimitWindow, logger: logger),
+            logger: logger)
+    }
+}

@@ -1,0 +1,13 @@
+import Foundation
+
+/// A DPoP proof (RFC 9449) that passed every check but the one-use check of its `jti`, which the store makes in
+/// the transaction the proof is used in. Here, not in DPoP/, because the request context carries it.
+@available(LatchkeyServer 1.0, *)
+package struct VerifiedProof: Sendable, Equatable {
+    /// The RFC 7638 thumbprint of the proof's public key (`jkt`).
+    package let thumbprint: String
+    /// SHA-256 of the proof's `jti`: stored so the proof is accepted once.
+    let tokenIDHash: String
+    /// Until when the `jti` must be remembered (after that, `iat` alone refuses the proof).
+    let expiresAt: Date
+}
