@@ -46,7 +46,9 @@ struct Guest: AsyncParsableCommand {
 struct Redeem: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check an access code with /validate-token and keep it as this app's bearer.",
-        discussion: "Register the user first (`latchkey-device call POST /api/v1/users/register --auth none --register-user`), then have support run `latchkey access-code issue --user-id <device id>`.")
+        discussion:
+            "Register the user first (`latchkey-device call POST /api/v1/users/register --auth none --register-user`), then have support run `latchkey access-code issue --user-id <device id>`."
+    )
     @OptionGroup var options: DeviceOptions
     @Argument(help: "The access code (a JWT).") var code: String
     @Flag(help: "Trade the code for a session with a refresh token instead of using it directly.") var exchange = false
@@ -63,7 +65,9 @@ struct Redeem: AsyncParsableCommand {
 struct Apple: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Sign in with Apple (POST /auth/apple), linking this device's user when its session is in use.",
-        discussion: "--nonce is the raw nonce whose SHA-256 (lowercase hex) was the nonce of the Apple request. Exit 3 when the token or nonce is refused, 1 when the Apple ID belongs to another user, 5 when Apple refused the code.")
+        discussion:
+            "--nonce is the raw nonce whose SHA-256 (lowercase hex) was the nonce of the Apple request. Exit 3 when the token or nonce is refused, 1 when the Apple ID belongs to another user, 5 when Apple refused the code."
+    )
     @OptionGroup var options: DeviceOptions
     @Option(help: "The identity token (a JWT) from Apple.") var identityToken: String
     @Option(help: "The raw nonce.") var nonce: String
@@ -129,13 +133,17 @@ struct Call: AsyncParsableCommand {
     func run() async throws {
         try await self.options.run { session in
             var body = self.data.map { Data($0.utf8) }
-            if self.registerUser { body = try JSONEncoder().encode(RegisterUserRequest(userID: try await session.deviceID().uuidString.lowercased())) }
+            if self.registerUser {
+                body = try JSONEncoder().encode(RegisterUserRequest(userID: try await session.deviceID().uuidString.lowercased()))
+            }
             let request = LatchkeyRequest(
                 method: self.method, path: self.path, headers: body == nil ? [:] : ["Content-Type": "application/json"], body: body,
                 auth: self.auth.policy)
             let response = try await session.send(request)
             if self.options.json {
-                let parsed = (try? JSONSerialization.jsonObject(with: response.body, options: [.fragmentsAllowed])) ?? String(decoding: response.body, as: UTF8.self)
+                let parsed =
+                    (try? JSONSerialization.jsonObject(with: response.body, options: [.fragmentsAllowed]))
+                    ?? String(decoding: response.body, as: UTF8.self)
                 Output.printJSON(["status": response.status, "body": parsed])
             } else {
                 print(String(decoding: response.body, as: UTF8.self))

@@ -20,7 +20,8 @@ import Testing
 
     @available(LatchkeyServer 1.0, *)
     @Test func sha256OfOneMillionAs() {
-        #expect(AppleNonce(raw: String(repeating: "a", count: 1_000_000)).sha256 == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+        #expect(
+            AppleNonce(raw: String(repeating: "a", count: 1_000_000)).sha256 == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
 
     /// Lengths around the padding boundaries (55 bytes fit one block with the length, 56 do not).

@@ -205,10 +205,11 @@ import Testing
         try await session.signInWithApple(identityToken: Data("apple-token".utf8), rawNonce: "raw-nonce", authorizationCode: Data("apple-code".utf8))
         try await session.signInWithApple(identityToken: Data("apple-token-2".utf8), rawNonce: "raw-nonce-2")
         let bodies = try fixture.transport.requests.map { try $0.decodeBody(AppleSignInRequest.self) }
-        #expect(bodies == [
-            AppleSignInRequest(identityToken: "apple-token", rawNonce: "raw-nonce", authorizationCode: "apple-code"),
-            AppleSignInRequest(identityToken: "apple-token-2", rawNonce: "raw-nonce-2"),
-        ])
+        #expect(
+            bodies == [
+                AppleSignInRequest(identityToken: "apple-token", rawNonce: "raw-nonce", authorizationCode: "apple-code"),
+                AppleSignInRequest(identityToken: "apple-token-2", rawNonce: "raw-nonce-2"),
+            ])
     }
 
     @available(LatchkeyServer 1.0, *)
@@ -344,7 +345,9 @@ import Testing
         let fixture = Fixture { _ in .error(503, .serviceUnavailable) }
         try fixture.storeDeviceSession()
         let stored = try fixture.store.load()
-        await #expect(throws: LatchkeyError.server(status: 503, code: .serviceUnavailable, message: "no")) { try await fixture.session().deleteAccount() }
+        await #expect(throws: LatchkeyError.server(status: 503, code: .serviceUnavailable, message: "no")) {
+            try await fixture.session().deleteAccount()
+        }
         #expect(try fixture.store.load() == stored)
     }
 
@@ -370,7 +373,8 @@ extension Fixture {
     /// A session built over this fixture's stores and clock with another transport.
     func session(transport: StubTransport) -> LatchkeySession {
         LatchkeySession(
-            configuration: .init(serverURL: Self.serverURL), secureStore: self.store, defaults: self.defaults, transport: transport, clock: self.clock)
+            configuration: .init(serverURL: Self.serverURL), secureStore: self.store, defaults: self.defaults, transport: transport, clock: self.clock
+        )
     }
 
     /// Stores a device identity with `secret` and no session; returns the device ID.

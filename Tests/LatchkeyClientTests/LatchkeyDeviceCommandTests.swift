@@ -293,7 +293,8 @@ struct LatchkeyDeviceCommandTests {
                 results.append(try await app.run(arguments))
                 results.append(try await app.run(["--json"] + arguments))
                 if let credentials = try app.credentials() {
-                    secrets.formUnion([credentials.deviceSecret, credentials.session?.accessToken, credentials.session?.refreshToken].compactMap { $0 })
+                    secrets.formUnion(
+                        [credentials.deviceSecret, credentials.session?.accessToken, credentials.session?.refreshToken].compactMap { $0 })
                 }
                 secrets.formUnion(try app.storedDeviceKey().map { [$0] } ?? [])
             }

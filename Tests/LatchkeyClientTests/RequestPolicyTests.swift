@@ -52,7 +52,8 @@ import Testing
     @available(LatchkeyServer 1.0, *)
     @Test func tokenInQueryPutsTheTokenInTheURLOnly() async throws {
         let (fixture, session, _) = try self.signedIn()
-        _ = try await session.send(LatchkeyRequest(method: "GET", path: "/api/v1/mcp/daw", queryItems: [URLQueryItem(name: "a", value: "1")], auth: .tokenInQuery))
+        _ = try await session.send(
+            LatchkeyRequest(method: "GET", path: "/api/v1/mcp/daw", queryItems: [URLQueryItem(name: "a", value: "1")], auth: .tokenInQuery))
         let sent = try #require(fixture.transport.requests.first)
         #expect(sent.url.query == "a=1&token=access-1")
         #expect(sent.header("Authorization") == nil)
@@ -94,7 +95,9 @@ import Testing
 
     @available(LatchkeyServer 1.0, *)
     @Test func successfulResponsesCarryTheirRateLimitHeaders() async throws {
-        let (_, session, _) = try self.signedIn { _ in TransportResponse(status: 200, headers: ["X-RateLimit-Limit": "5", "X-RateLimit-Remaining": "4"]) }
+        let (_, session, _) = try self.signedIn { _ in
+            TransportResponse(status: 200, headers: ["X-RateLimit-Limit": "5", "X-RateLimit-Remaining": "4"])
+        }
         let response = try await session.send(.get("/api/v1/edit", auth: .bearer))
         #expect(response.rateLimit == RateLimitInfo(limit: 5, remaining: 4))
     }
@@ -112,7 +115,9 @@ import Testing
         let (_, offline, _) = try self.signedIn { _ in throw URLError(.notConnectedToInternet) }
         await #expect(throws: LatchkeyError.offline) { try await offline.send(.get("/api/v1/health", auth: .none)) }
         let (_, failing, _) = try self.signedIn { _ in TransportResponse(status: 502) }
-        await #expect(throws: LatchkeyError.server(status: 502, code: nil, message: "HTTP 502")) { try await failing.send(.get("/api/v1/health", auth: .none)) }
+        await #expect(throws: LatchkeyError.server(status: 502, code: nil, message: "HTTP 502")) {
+            try await failing.send(.get("/api/v1/health", auth: .none))
+        }
         #expect(LatchkeyError.offline.description == "Cannot reach the server. Check your connection and try again.")
     }
 

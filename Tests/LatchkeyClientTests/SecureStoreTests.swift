@@ -96,7 +96,10 @@ import Testing
         do {
             _ = try store.load()
         } catch let error as SecureStoreError {
-            guard case .unavailable = error else { Issue.record("expected unavailable, got \(error)"); return }
+            guard case .unavailable = error else {
+                Issue.record("expected unavailable, got \(error)")
+                return
+            }
         }
         #expect(throws: SecureStoreError.self) { try store.save(self.credentials) }
     }

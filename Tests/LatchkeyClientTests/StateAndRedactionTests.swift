@@ -72,7 +72,9 @@ import Testing
         let statuses = [401, 409, 502, 400, 200]
         let calls = Counter()
         let fixture = Fixture { request in
-            if request.url.path == "/api/v1/users/me" { return .json(200, AccountDeletionResponse(userID: "user", revokedSessions: 1, appleTokensRevoked: 1)) }
+            if request.url.path == "/api/v1/users/me" {
+                return .json(200, AccountDeletionResponse(userID: "user", revokedSessions: 1, appleTokensRevoked: 1))
+            }
             let echoed = String(decoding: request.body ?? Data(), as: UTF8.self) + " " + (request.header("Authorization") ?? "")
             let call = calls.increment()
             let status = call <= statuses.count ? statuses[call - 1] : 401

@@ -275,7 +275,8 @@ struct AppleSignInTests {
             #expect(answer.appleTokensRevoked == 1)
             #expect(try await Peer.revokedTokens(of: subject).count == 1)  // the refresh token the peer issued for the code
             #expect(try await client.send(.get, "/api/v1/auth/me", bearer: pair.accessToken).status == .unauthorized)
-            #expect(try await client.send(.post, "/api/v1/auth/refresh", body: RefreshRequest(refreshToken: pair.refreshToken)).status == .unauthorized)
+            #expect(
+                try await client.send(.post, "/api/v1/auth/refresh", body: RefreshRequest(refreshToken: pair.refreshToken)).status == .unauthorized)
         }
     }
 

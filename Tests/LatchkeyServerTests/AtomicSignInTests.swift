@@ -88,7 +88,8 @@ struct AtomicSignInTests {
             let device = try await client.registerDevice()
             let subject = "atomic-link.\(UUID().uuidString)"
             let nonce = UUID().uuidString
-            let request = AppleSignInRequest(identityToken: try await Peer.appleToken(claims: server.appleClaims(rawNonce: nonce, subject: subject)), rawNonce: nonce)
+            let request = AppleSignInRequest(
+                identityToken: try await Peer.appleToken(claims: server.appleClaims(rawNonce: nonce, subject: subject)), rawNonce: nonce)
             try await Self.failSessionInserts(true, on: server)
             let failed = try await client.send(.post, "/api/v1/auth/apple", bearer: device.accessToken, body: request)
             #expect(failed.status.code >= 500, "\(failed.text)")

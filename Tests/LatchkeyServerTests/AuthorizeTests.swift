@@ -21,12 +21,14 @@ import Testing
     static func withRules<T: Sendable>(
         proxy: ForwardAuthProxy = .nginx, guestLimit: Int = 5, _ body: @Sendable (any TestClientProtocol, TestServer) async throws -> T
     ) async throws -> T {
-        try await withServer(.live, configure: { configuration in
-            configuration.authorizationRules = Self.rules
-            configuration.authorizeProxy = proxy
-            configuration.limits.trustedProxies = ["127.0.0.1"]
-            configuration.meters = ["actions": Meter(name: "actions", guestLimit: guestLimit, userLimit: 0)]
-        }, body)
+        try await withServer(
+            .live,
+            configure: { configuration in
+                configuration.authorizationRules = Self.rules
+                configuration.authorizeProxy = proxy
+                configuration.limits.trustedProxies = ["127.0.0.1"]
+                configuration.meters = ["actions": Meter(name: "actions", guestLimit: guestLimit, userLimit: 0)]
+            }, body)
     }
 
     @available(LatchkeyServer 1.0, *)
@@ -161,15 +163,18 @@ import Testing
         defer { try? FileManager.default.removeItem(at: file) }
         try #"{"authorize": {"routes": ["POST /api/edit bearer actions", "GET /assets device"]}}"#.write(to: file, atomically: true, encoding: .utf8)
         let configuration = try await LatchkeyConfiguration.load(overrides: [:], configFile: file.path)
-        #expect(configuration.authorizationRules == [
-            AuthorizationRule(method: "POST", pathPrefix: "/api/edit", auth: .bearer, meter: "actions"),
-            AuthorizationRule(method: "GET", pathPrefix: "/assets", auth: .device),
-        ])
+        #expect(
+            configuration.authorizationRules == [
+                AuthorizationRule(method: "POST", pathPrefix: "/api/edit", auth: .bearer, meter: "actions"),
+                AuthorizationRule(method: "GET", pathPrefix: "/assets", auth: .device),
+            ])
         await #expect(throws: LatchkeyServices.ConfigurationError.self) {
             _ = try await TestServer.make { $0.invalidAuthorizationRules = ["GET assets"] }
         }
         await #expect(throws: LatchkeyServices.ConfigurationError.self) {
-            _ = try await TestServer.make { $0.authorizationRules = [AuthorizationRule(method: "GET", pathPrefix: "/x", auth: .bearer, meter: "nope")] }
+            _ = try await TestServer.make {
+                $0.authorizationRules = [AuthorizationRule(method: "GET", pathPrefix: "/x", auth: .bearer, meter: "nope")]
+            }
         }
     }
 }

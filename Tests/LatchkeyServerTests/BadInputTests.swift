@@ -305,7 +305,9 @@ struct StoredState: Equatable {
                 #expect((400..<500).contains(response.status.code), "\(bad.testDescription) answered \(response.status)")
             }
             #expect(try await client.send(.get, "/api/v1/health").status == .ok)
-            #expect(try await client.send(.post, "/api/v1/auth/register-device", body: RegisterDeviceRequest(deviceID: UUID().uuidString)).status == .created)
+            #expect(
+                try await client.send(.post, "/api/v1/auth/register-device", body: RegisterDeviceRequest(deviceID: UUID().uuidString)).status
+                    == .created)
         }
     }
 }

@@ -26,10 +26,13 @@ import Testing
 
     @available(LatchkeyServer 1.0, *)
     @Test func perClientLimitsCountAnIPv6ClientByItsSlash64() async throws {
-        try await withServer(.live, configure: { configuration in
-            configuration.limits.registerDevice.limit = 2
-            configuration.limits.trustedProxies = ["127.0.0.1"]
-        }) { client, _ async throws in
+        try await withServer(
+            .live,
+            configure: { configuration in
+                configuration.limits.registerDevice.limit = 2
+                configuration.limits.trustedProxies = ["127.0.0.1"]
+            }
+        ) { client, _ async throws in
             func register(from address: String) async throws -> HTTPResponse.Status {
                 try await client.send(
                     .post, "/api/v1/auth/register-device", json: #"{"device_id": "\#(UUID().uuidString)"}"#,
@@ -90,7 +93,9 @@ import Testing
             #expect(response.envelope?.error.code == .serviceUnavailable)
             release.yield()
             try await holder.value
-            #expect(try await client.send(.post, "/api/v1/auth/register-device", body: RegisterDeviceRequest(deviceID: UUID().uuidString)).status == .created)
+            #expect(
+                try await client.send(.post, "/api/v1/auth/register-device", body: RegisterDeviceRequest(deviceID: UUID().uuidString)).status
+                    == .created)
         }
     }
 }

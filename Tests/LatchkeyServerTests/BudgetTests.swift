@@ -15,11 +15,18 @@ import Testing
     static func withBudgets<T: Sendable>(
         _ transport: Transport = .router, limit: Double = 10, _ body: @Sendable (any TestClientProtocol, TestServer) async throws -> T
     ) async throws -> T {
-        try await withServer(transport, configure: { $0.budgets.defaultLimit = limit; $0.budgets.serviceKey = Self.serviceKey }, body)
+        try await withServer(
+            transport,
+            configure: {
+                $0.budgets.defaultLimit = limit
+                $0.budgets.serviceKey = Self.serviceKey
+            }, body)
     }
 
     @available(LatchkeyServer 1.0, *)
-    static func record(_ client: some TestClientProtocol, _ userID: String, _ amount: Double, key: String, bearer: String? = serviceKey)
+    static func record(
+        _ client: some TestClientProtocol, _ userID: String, _ amount: Double, key: String, bearer: String? = serviceKey
+    )
         async throws -> TestResponse
     {
         try await client.send(.post, "/api/v1/usage", bearer: bearer, body: UsageRequest(userID: userID, amount: amount, idempotencyKey: key))
@@ -42,7 +49,9 @@ import Testing
             let device = try await client.registerDevice()
             let response = try await Self.record(client, device.userID, 3.5, key: "job-1")
             #expect(response.status == .ok)
-            #expect(try response.decode(UsageResponse.self) == UsageResponse(userID: device.userID, recorded: true, budget: .init(limit: 10, used: 3.5, period: "30d")))
+            #expect(
+                try response.decode(UsageResponse.self)
+                    == UsageResponse(userID: device.userID, recorded: true, budget: .init(limit: 10, used: 3.5, period: "30d")))
             let profile = try await client.send(.get, "/api/v1/users/me", bearer: device.accessToken).decode(UserProfile.self)
             #expect(profile.budget?.remaining == 6.5)
         }
@@ -112,8 +121,10 @@ import Testing
         }
     }
 
-    @Test(arguments: [#"{"user_id":"not-a-uuid","amount":1,"idempotency_key":"a"}"#, #"{"user_id":"%@","amount":0,"idempotency_key":"a"}"#,
-        #"{"user_id":"%@","amount":-2,"idempotency_key":"a"}"#, #"{"user_id":"%@","amount":1,"idempotency_key":""}"#, #"{"user_id":"%@"}"#])
+    @Test(arguments: [
+        #"{"user_id":"not-a-uuid","amount":1,"idempotency_key":"a"}"#, #"{"user_id":"%@","amount":0,"idempotency_key":"a"}"#,
+        #"{"user_id":"%@","amount":-2,"idempotency_key":"a"}"#, #"{"user_id":"%@","amount":1,"idempotency_key":""}"#, #"{"user_id":"%@"}"#,
+    ])
     @available(LatchkeyServer 1.0, *)
     func badUsageIs400AndRecordsNothing(template: String) async throws {
         try await Self.withBudgets { client, server in

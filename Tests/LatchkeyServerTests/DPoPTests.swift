@@ -147,8 +147,11 @@ import Testing
             expectUnauthorized(try await client.refresh(upgraded.refreshToken, key: nil, at: server.clock.now()), code: .invalidGrant)
             #expect(try await client.refresh(upgraded.refreshToken, key: key, at: server.clock.now()).status == .ok)
             // From now on the secret alone is not enough: the device proves itself with its key.
-            expectUnauthorized(try await client.send(.post, "/api/v1/auth/register-device", body: RegisterDeviceRequest(
-                deviceID: legacy.userID, deviceSecret: legacy.deviceSecret)), code: .invalidDeviceSecret)
+            expectUnauthorized(
+                try await client.send(
+                    .post, "/api/v1/auth/register-device",
+                    body: RegisterDeviceRequest(
+                        deviceID: legacy.userID, deviceSecret: legacy.deviceSecret)), code: .invalidDeviceSecret)
         }
     }
 

@@ -18,11 +18,14 @@ import Testing
     static func withProxy<T: Sendable>(
         trusted: Set<String> = ["127.0.0.1"], proxy: ForwardAuthProxy = .nginx, _ body: @Sendable (any TestClientProtocol) async throws -> T
     ) async throws -> T {
-        try await withServer(.live, configure: { configuration in
-            configuration.authorizationRules = Self.rules
-            configuration.authorizeProxy = proxy
-            configuration.limits.trustedProxies = trusted
-        }) { client, _ in try await body(client) }
+        try await withServer(
+            .live,
+            configure: { configuration in
+                configuration.authorizationRules = Self.rules
+                configuration.authorizeProxy = proxy
+                configuration.limits.trustedProxies = trusted
+            }
+        ) { client, _ in try await body(client) }
     }
 
     @available(LatchkeyServer 1.0, *)
@@ -58,7 +61,8 @@ import Testing
     @available(LatchkeyServer 1.0, *)
     @Test func aDuplicatedOriginalHeaderIsRefused() async throws {
         try await Self.withProxy { client in
-            let response = try await Self.ask(client, [("X-Original-Method", "GET"), ("X-Original-URI", "/public/x"), ("X-Original-URI", "/api/account")])
+            let response = try await Self.ask(
+                client, [("X-Original-Method", "GET"), ("X-Original-URI", "/public/x"), ("X-Original-URI", "/api/account")])
             #expect(response.status == .badRequest)
             #expect(response.envelope?.error.code == .invalidHeader)
         }

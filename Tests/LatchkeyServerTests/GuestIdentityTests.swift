@@ -58,10 +58,13 @@ import Testing
 
     @available(LatchkeyServer 1.0, *)
     @Test func forwardAuthNeverPassesAGuestOnAsTheDevicesUser() async throws {
-        try await withServer(.live, configure: { configuration in
-            configuration.authorizationRules = [AuthorizationRule(method: "*", pathPrefix: "/api", auth: .bearer)]
-            configuration.limits.trustedProxies = ["127.0.0.1"]
-        }) { client, _ in
+        try await withServer(
+            .live,
+            configure: { configuration in
+                configuration.authorizationRules = [AuthorizationRule(method: "*", pathPrefix: "/api", auth: .bearer)]
+                configuration.limits.trustedProxies = ["127.0.0.1"]
+            }
+        ) { client, _ in
             let device = try await client.registerDevice()
             let guest = try await Self.guest(client, device: device.userID)
             let response = try await client.send(

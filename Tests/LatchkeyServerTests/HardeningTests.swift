@@ -7,12 +7,12 @@ import NIOCore
 import NIOPosix
 import Testing
 
+// `@testable`: signing with the server's own key collection, as a token with a made-up kid would be.
+@testable import LatchkeyServer
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-
-// `@testable`: signing with the server's own key collection, as a token with a made-up kid would be.
-@testable import LatchkeyServer
 
 /// The smaller hardening items: key files, caches, timeouts, metrics, key fetching and key revocation.
 @Suite struct HardeningTests {
@@ -167,7 +167,8 @@ import FoundationNetworking
     @Test func keysAreFetchedOverHTTPSOnlyButLoopback() async throws {
         await #expect(throws: LatchkeyServices.ConfigurationError.self) {
             _ = try await TestServer.make { configuration in
-                var provider = IdentityProviderConfiguration(name: "clerk", issuer: "https://clerk.example.com", jwksURL: "http://clerk.example.com/jwks")
+                var provider = IdentityProviderConfiguration(
+                    name: "clerk", issuer: "https://clerk.example.com", jwksURL: "http://clerk.example.com/jwks")
                 provider.acceptsAnyAudience = true
                 configuration.identityProviders = [provider]
             }

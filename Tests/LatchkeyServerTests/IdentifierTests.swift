@@ -11,7 +11,8 @@ import Testing
     @Test func usersRegisterIsLimitedPerClientLikeRegisterDevice() async throws {
         try await withServer(.router, configure: { $0.limits.registerUser.limit = 3 }) { client, _ in
             for _ in 0..<3 {
-                #expect(try await client.send(.post, "/api/v1/users/register", body: RegisterUserRequest(userID: UUID().uuidString)).status == .created)
+                #expect(
+                    try await client.send(.post, "/api/v1/users/register", body: RegisterUserRequest(userID: UUID().uuidString)).status == .created)
             }
             let limited = try await client.send(.post, "/api/v1/users/register", body: RegisterUserRequest(userID: UUID().uuidString))
             #expect(limited.status == .tooManyRequests)

@@ -73,7 +73,9 @@ import Testing
             #expect(try await send(.post, "/api/v1/auth/refresh", json: try json(RefreshRequest(refreshToken: badRefresh))).status == .unauthorized)
             // Reusing a spent refresh token outside the grace window: the reuse-detection path logs a warning.
             server.clock.advance(by: 60)
-            #expect(try await send(.post, "/api/v1/auth/refresh", json: try json(RefreshRequest(refreshToken: first.refreshToken))).status == .unauthorized)
+            #expect(
+                try await send(.post, "/api/v1/auth/refresh", json: try json(RefreshRequest(refreshToken: first.refreshToken))).status
+                    == .unauthorized)
 
             let forged = try Forge.flippingSignatureBit(again.accessToken)
             traffic.secrets.append(forged)
@@ -82,7 +84,8 @@ import Testing
             #expect(try await send(.get, "/api/v1/validate-token", bearer: "not.a.jwt-\(UUID().uuidString)").status == .unauthorized)
             traffic.secrets.append(traffic.authorizationValues.last!.replacingOccurrences(of: "Bearer ", with: ""))
 
-            let other = try pair(try await send(.post, "/api/v1/auth/register-device", json: try json(RegisterDeviceRequest(deviceID: UUID().uuidString))))
+            let other = try pair(
+                try await send(.post, "/api/v1/auth/register-device", json: try json(RegisterDeviceRequest(deviceID: UUID().uuidString))))
             _ = try await send(.get, "/api/v1/events?token=\(other.accessToken)")
             _ = try await send(.get, "/api/v1/health?token=\(other.accessToken)&refresh_token=\(other.refreshToken)")
 

@@ -196,13 +196,15 @@ struct MultiProcessTests {
         }
         for run in runs { #expect(run.exitCode == 0, "\(run)") }
         let opened = try PostgresLatchkeyDatabase(url: database, logger: TestServer.quietLogger)
-        let (versions, activeKeys) = try await withRunning(opened) { try await opened.read { sql in
-            let versions = try await sql.raw("SELECT version FROM latchkey_migrations ORDER BY version").all()
-                .map { try $0.decode(column: "version", as: Int.self) }
-            let keys = try await sql.raw("SELECT COUNT(*) AS n FROM signing_keys WHERE retired_at IS NULL").first()?
-                .decode(column: "n", as: Int.self)
-            return (versions, keys ?? 0)
-        } }
+        let (versions, activeKeys) = try await withRunning(opened) {
+            try await opened.read { sql in
+                let versions = try await sql.raw("SELECT version FROM latchkey_migrations ORDER BY version").all()
+                    .map { try $0.decode(column: "version", as: Int.self) }
+                let keys = try await sql.raw("SELECT COUNT(*) AS n FROM signing_keys WHERE retired_at IS NULL").first()?
+                    .decode(column: "n", as: Int.self)
+                return (versions, keys ?? 0)
+            }
+        }
         #expect(versions == Array(1...5))
         #expect(activeKeys == 1)
     }
@@ -252,7 +254,9 @@ struct LatchkeyProcess: Sendable {
         throw TestFailure("latchkey serve did not answer on port \(port); log:\n\(server.log)")
     }
 
-    func send(_ method: String, _ path: String, bearer: String? = nil, json: String? = nil, timeout: TimeInterval = 30) async throws
+    func send(
+        _ method: String, _ path: String, bearer: String? = nil, json: String? = nil, timeout: TimeInterval = 30
+    ) async throws
         -> HTTPAnswer
     {
         var request = URLRequest(url: self.baseURL.appendingPathComponent(path), timeoutInterval: timeout)

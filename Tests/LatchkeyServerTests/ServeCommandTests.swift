@@ -42,7 +42,9 @@ import FoundationNetworking
 
     /// Starts `latchkey <arguments>` in a fresh directory and waits (bounded) until it answers health checks.
     @available(LatchkeyServer 1.0, *)
-    static func start(_ arguments: [String], environment extra: [String: String] = [:], port: Int, files: [String: String] = [:]) async throws
+    static func start(
+        _ arguments: [String], environment extra: [String: String] = [:], port: Int, files: [String: String] = [:]
+    ) async throws
         -> ServerProcess
     {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-serve-\(UUID().uuidString)")
@@ -140,8 +142,10 @@ extension ServeCommandTests {
     /// An interval of 0 would make a background service return at once, which ends the ServiceGroup and the
     /// server with it; the server refuses such settings before it listens, and says which one.
     @available(LatchkeyServer 1.0, *)
-    @Test(arguments: ["LATCHKEY_KEYS_RELOAD_INTERVAL": "keys.reload-interval", "LATCHKEY_REVOCATIONS_POLL_INTERVAL": "revocations.poll-interval",
-                      "LATCHKEY_PRUNE_INTERVAL": "prune.interval"])
+    @Test(arguments: [
+        "LATCHKEY_KEYS_RELOAD_INTERVAL": "keys.reload-interval", "LATCHKEY_REVOCATIONS_POLL_INTERVAL": "revocations.poll-interval",
+        "LATCHKEY_PRUNE_INTERVAL": "prune.interval",
+    ])
     func anIntervalOfZeroIsRefusedAtStartWithAClearMessage(variable: String, key: String) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-serve-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

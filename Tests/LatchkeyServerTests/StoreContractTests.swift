@@ -194,7 +194,8 @@ extension StoreContract {
             let (owner, _) = try await registerDevice(store)
             let (other, _) = try await registerDevice(store)
             let identity = appleIdentity()
-            _ = try await store.completeSignIn(identity, linkingTo: owner.userID, newUserID: newID(), nonce: nil, session: newSession(user: ""), now: at(0))
+            _ = try await store.completeSignIn(
+                identity, linkingTo: owner.userID, newUserID: newID(), nonce: nil, session: newSession(user: ""), now: at(0))
             let refused = newSession(user: "", at: at(1))
             await #expect(throws: ServiceError.identityAlreadyLinked) {
                 try await store.completeSignIn(

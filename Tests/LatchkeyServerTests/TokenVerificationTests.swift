@@ -303,7 +303,8 @@ import Testing
         let server = try await TestServer.make()
         try await server.test(.router) { client in
             let device = try await client.registerDevice()
-            let sibling = try await TestServer.make(clock: server.clock, directory: server.directory, database: server.databasePath) { configuration in
+            let sibling = try await TestServer.make(clock: server.clock, directory: server.directory, database: server.databasePath) {
+                configuration in
                 switch claim {
                 case .issuer: configuration.publicURL = "https://elsewhere.example"
                 case .audience: configuration.audience = "someone-else"

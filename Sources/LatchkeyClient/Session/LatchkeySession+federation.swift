@@ -70,7 +70,8 @@ extension LatchkeySession {
             }
             code = text
         }
-        return try await self.signInWithApple(identityToken: token, rawNonce: rawNonce, authorizationCode: code, linkingCurrentUser: linkingCurrentUser)
+        return try await self.signInWithApple(
+            identityToken: token, rawNonce: rawNonce, authorizationCode: code, linkingCurrentUser: linkingCurrentUser)
     }
 
     /// Trades another identity provider's token (e.g. a Clerk session token) for a Latchkey session

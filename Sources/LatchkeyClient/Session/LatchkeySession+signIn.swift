@@ -77,7 +77,8 @@ extension LatchkeySession {
             throw LatchkeyError.accessCodeForAnotherDevice
         }
         if exchange {
-            var request = try LatchkeyRequest.post("/api/v1/auth/access-code/exchange", json: AccessCodeExchangeRequest(accessCode: code), auth: .none)
+            var request = try LatchkeyRequest.post(
+                "/api/v1/auth/access-code/exchange", json: AccessCodeExchangeRequest(accessCode: code), auth: .none)
             request.provesDevice = true
             let pair = try await self.send(request, decoding: TokenPairResponse.self)
             return try self.begin(self.storedSession(from: pair))

@@ -53,6 +53,8 @@ public struct FileSecureStore: SecureStore {
     /// Deletes the file.
     public func removeAll() throws {
         guard FileManager.default.fileExists(atPath: self.fileURL.path) else { return }
-        do { try FileManager.default.removeItem(at: self.fileURL) } catch { throw SecureStoreError.failed("cannot delete \(self.fileURL.lastPathComponent)") }
+        do { try FileManager.default.removeItem(at: self.fileURL) } catch {
+            throw SecureStoreError.failed("cannot delete \(self.fileURL.lastPathComponent)")
+        }
     }
 }

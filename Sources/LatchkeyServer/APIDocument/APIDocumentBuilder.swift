@@ -69,8 +69,10 @@ package struct APIDocumentBuilder {
             .map { APIOperation.Parameter($0, in: .path, required: true, "") } + operation.parameters
         if !parameters.isEmpty {
             entry["parameters"] = parameters.map { parameter -> [String: Any] in
-                ["name": parameter.name, "in": parameter.location.rawValue, "required": parameter.required, "description": parameter.description,
-                 "schema": parameter.schema.json]
+                [
+                    "name": parameter.name, "in": parameter.location.rawValue, "required": parameter.required, "description": parameter.description,
+                    "schema": parameter.schema.json,
+                ]
             }
         }
         if let body = operation.requestBody {

@@ -24,7 +24,8 @@ package final class SchemaRecorder {
             self.schemas[name] = .any  // a placeholder while it is read: types that contain themselves end
             let object = ObjectRecord()
             _ = try type.init(from: RecordingDecoder(recorder: self, object: object))
-            self.schemas[name] = object.isSingleValue ? (object.singleValue ?? .any) : .object(properties: object.properties, required: object.required)
+            self.schemas[name] =
+                object.isSingleValue ? (object.singleValue ?? .any) : .object(properties: object.properties, required: object.required)
         }
         return .reference(name)
     }

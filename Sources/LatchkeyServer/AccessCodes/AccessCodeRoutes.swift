@@ -14,7 +14,8 @@ struct AccessCodeRoutes {
             Self.exchange,
             requirements: [
                 .proof(self.dpop),
-                .limited(by: self.limits.accessCodeExchange, limiter: self.limiter, trustedProxies: self.limits.trustedProxies, counting: "exchanges"),
+                .limited(
+                    by: self.limits.accessCodeExchange, limiter: self.limiter, trustedProxies: self.limits.trustedProxies, counting: "exchanges"),
             ]
         ) { request, context in
             let body = try await request.decode(as: AccessCodeExchangeRequest.self, context: context)

@@ -60,7 +60,9 @@ public func buildApplication(services: LatchkeyServices, logger: Logger) -> some
 /// ``buildApplication(services:logger:)`` with the background services given, preparing the services before it listens
 /// unless `preparing` is false (tests run the database's service and prepare the services themselves).
 @available(LatchkeyServer 1.0, *)
-package func buildApplication(services: LatchkeyServices, background: [any Service], preparing: Bool = true, logger: Logger)
+package func buildApplication(
+    services: LatchkeyServices, background: [any Service], preparing: Bool = true, logger: Logger
+)
     -> some ApplicationProtocol
 {
     let configuration = services.configuration

@@ -40,7 +40,9 @@ public struct LatchkeyServices: Sendable {
     let logger: Logger
 
     /// The services of a server whose issuer is `configuration.issuer`, over a database it opens (nothing is read from it yet).
-    public static func make(configuration: LatchkeyConfiguration, clock: any WallClock = SystemClock(), logger: Logger) async throws
+    public static func make(
+        configuration: LatchkeyConfiguration, clock: any WallClock = SystemClock(), logger: Logger
+    ) async throws
         -> LatchkeyServices
     {
         try Self.validate(configuration)

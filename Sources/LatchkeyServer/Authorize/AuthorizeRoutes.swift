@@ -58,11 +58,14 @@ struct AuthorizeRoutes {
                 .init("X-Device-ID", in: .header, required: false, "The device UUID, for device rules and metered guests."),
             ],
             outcomes: [
-                .init(200, "The request may pass; identity headers for the upstream (and the meter's, when the rule has one).",
+                .init(
+                    200, "The request may pass; identity headers for the upstream (and the meter's, when the rule has one).",
                     headers: ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"]),
                 .badRequest("The proxy's headers are missing or repeated."),
                 .unauthorized(), .forbidden("Not a trusted proxy, no rule covers the route, or a guest met a `user` rule."),
-                .init(429, "The rule's meter is used up; see `Retry-After`.", headers: ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After"]),
+                .init(
+                    429, "The rule's meter is used up; see `Retry-After`.",
+                    headers: ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After"]),
                 .unavailable,
             ])
     }
@@ -116,7 +119,8 @@ struct AuthorizeRoutes {
         let values = request.headers[values: HTTPField.Name(name)!]
         guard values.count == 1, let value = values.first, !value.isEmpty else {
             throw APIError.badRequest(
-                values.count > 1 ? "\(name) was sent more than once." : "Send the original request as \(self.proxy.methodHeader) and \(self.proxy.uriHeader).",
+                values.count > 1
+                    ? "\(name) was sent more than once." : "Send the original request as \(self.proxy.methodHeader) and \(self.proxy.uriHeader).",
                 code: .invalidHeader)
         }
         return value

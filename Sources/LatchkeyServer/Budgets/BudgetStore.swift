@@ -21,7 +21,9 @@ package protocol BudgetStore: Sendable {
     /// The user's own limit (nil: the default applies) and the usage recorded since `start`, read at once.
     func budgetState(ofUser userID: String, since start: Date) async throws -> (limit: Double?, used: Double)
     /// Records `amount` unless the key was seen or the budget (`limit`, over usage since `start`) is used up; atomic.
-    func recordUsage(userID: String, amount: Double, idempotencyKey: String, limit: Double, since start: Date, at time: Date)
+    func recordUsage(
+        userID: String, amount: Double, idempotencyKey: String, limit: Double, since start: Date, at time: Date
+    )
         async throws -> UsageOutcome
 }
 
@@ -58,7 +60,9 @@ extension SQLLatchkeyStore: BudgetStore {
         }
     }
 
-    package func recordUsage(userID: String, amount: Double, idempotencyKey: String, limit: Double, since start: Date, at time: Date)
+    package func recordUsage(
+        userID: String, amount: Double, idempotencyKey: String, limit: Double, since start: Date, at time: Date
+    )
         async throws -> UsageOutcome
     {
         try await self.database.transaction { sql in

@@ -13,9 +13,11 @@ extension LatchkeyConfiguration {
         }
         var providers: [any ConfigProvider] = [
             InMemoryProvider(values: values),
-            EnvironmentVariablesProvider(secretsSpecifier: .specific([
+            EnvironmentVariablesProvider(
+                secretsSpecifier: .specific([
                     "LATCHKEY_MASTER_KEY", "LATCHKEY_APPLE_PRIVATE_KEY", "LATCHKEY_USAGE_SERVICE_KEY", "LATCHKEY_METRICS_TOKEN", "LATCHKEY_DATABASE",
-                ])).prefixKeys(with: ["latchkey"]),
+                ])
+            ).prefixKeys(with: ["latchkey"]),
         ]
         if let path = configFile ?? ProcessInfo.processInfo.environment["LATCHKEY_CONFIG"] {
             providers.append(try await FileProvider<JSONSnapshot>(filePath: FilePath(path)))

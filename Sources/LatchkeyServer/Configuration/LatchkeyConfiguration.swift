@@ -147,7 +147,11 @@ public struct LatchkeyConfiguration: Sendable {
     /// The longest window of any abuse limit or meter: rate-limit hits older than that count for nothing.
     var longestLimitWindow: TimeInterval {
         let limits = self.limits
-        let windows = [limits.registerDevice, limits.registerUser, limits.guest, limits.accessCodeExchange, limits.refresh, limits.refreshFailures, limits.signIn]
+        let windows =
+            [
+                limits.registerDevice, limits.registerUser, limits.guest, limits.accessCodeExchange, limits.refresh, limits.refreshFailures,
+                limits.signIn,
+            ]
             .map(\.window) + self.meters.values.map(\.window)
         return windows.max() ?? 86_400
     }

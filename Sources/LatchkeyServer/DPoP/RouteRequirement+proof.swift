@@ -11,8 +11,10 @@ extension RouteRequirement where Context == LatchkeyRequestContext {
                         + "header, `htm` and `htu` naming this request, a unique `jti`, `iat`, and the nonce of the latest `DPoP-Nonce` "
                         + "answer header. A sign-in carrying one binds the new session to the key; refreshes of a bound session need one."))
             operation.addHeaderToEveryOutcome("DPoP-Nonce")
-            operation.add(.init(400, "The request or its DPoP proof is not valid (`invalid_dpop_proof`, or `use_dpop_nonce` with a fresh nonce).",
-                headers: ["DPoP-Nonce"]))
+            operation.add(
+                .init(
+                    400, "The request or its DPoP proof is not valid (`invalid_dpop_proof`, or `use_dpop_nonce` with a fresh nonce).",
+                    headers: ["DPoP-Nonce"]))
         }
     }
 }

@@ -15,7 +15,8 @@ struct DeviceRoutes {
             Self.register,
             requirements: [
                 .proof(self.dpop),
-                .limited(by: self.limits.registerDevice, limiter: self.limiter, trustedProxies: self.limits.trustedProxies, counting: "registrations"),
+                .limited(
+                    by: self.limits.registerDevice, limiter: self.limiter, trustedProxies: self.limits.trustedProxies, counting: "registrations"),
             ]
         ) { request, context in
             let body = try await request.decode(as: RegisterDeviceRequest.self, context: context)
@@ -44,7 +45,8 @@ struct DeviceRoutes {
             """,
         requestBody: RegisterDeviceRequest.self, requestExample: #"{"device_id": "0F8FAD5B-D9CB-469F-A165-70867728950E"}"#,
         outcomes: [
-            .init(201, "A new device user; `device_secret` once, when it came without a key.", body: TokenPairResponse.self, headers: ["Cache-Control"]),
+            .init(
+                201, "A new device user; `device_secret` once, when it came without a key.", body: TokenPairResponse.self, headers: ["Cache-Control"]),
             .init(200, "A known device proved itself: a new session.", body: TokenPairResponse.self, headers: ["Cache-Control"]),
             .badRequest(), .init(401, "The device is known and did not prove itself (`invalid_device_secret`).", headers: ["WWW-Authenticate"]),
             .conflict("The device ID cannot be used (`device_id_claimed`, `user_deleted`): start a new device identity."), .tooLarge, .unavailable,

@@ -19,7 +19,9 @@ package struct DeviceService: Sendable {
     /// device needs a proof with its key or, when it has none, its secret. A UUID claimed through `users/register`
     /// (which signs in with access codes) is 409 `device_id_claimed`, a deleted user's is 409 `user_deleted`: the app
     /// should start a new device identity.
-    package func register(deviceID: String, deviceSecret: String?, proof: VerifiedProof?) async throws
+    package func register(
+        deviceID: String, deviceSecret: String?, proof: VerifiedProof?
+    ) async throws
         -> (tokens: TokenPairResponse, created: Bool)
     {
         try self.sessions.checkProofPolicy(proof)

@@ -23,7 +23,8 @@ extension FederationRoutes {
             """,
         requestBody: AppleSignInRequest.self,
         outcomes: [
-            .init(200, "A known Apple ID signed in, or Apple linked to the Bearer's user: a new session.", body: TokenPairResponse.self,
+            .init(
+                200, "A known Apple ID signed in, or Apple linked to the Bearer's user: a new session.", body: TokenPairResponse.self,
                 headers: ["Cache-Control"]),
             .init(201, "A user was created for this Apple ID: its first session.", body: TokenPairResponse.self, headers: ["Cache-Control"]),
             .badRequest(), .init(401, "The identity token or nonce was refused, or the Bearer is not valid.", headers: ["WWW-Authenticate"]),
@@ -57,7 +58,8 @@ extension FederationRoutes {
         outcomes: [
             .init(200, "The identities were unlinked.", body: UnlinkIdentityResponse.self),
             .forbidden("Not the account's session (`forbidden`), or no recent sign-in (`reauthentication_required`)."),
-            .notFound("No identity of that provider is linked."), .conflict("The identity is the account's only way to sign in (`last_sign_in_method`)."),
+            .notFound("No identity of that provider is linked."),
+            .conflict("The identity is the account's only way to sign in (`last_sign_in_method`)."),
             .badGateway("Apple did not confirm revoking its token; nothing changed."), .unavailable,
         ])
 }

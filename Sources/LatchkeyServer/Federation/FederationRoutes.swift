@@ -13,7 +13,8 @@ struct FederationRoutes {
 
     func add(to api: APIRoutes<LatchkeyRequestContext>) {
         let signIn = RouteRequirement<LatchkeyRequestContext>.limited(
-            by: self.limits.signIn, limiter: self.limiter, trustedProxies: self.limits.trustedProxies, counting: "attempts (Apple and token exchange together)")
+            by: self.limits.signIn, limiter: self.limiter, trustedProxies: self.limits.trustedProxies,
+            counting: "attempts (Apple and token exchange together)")
         api.add(
             Self.apple,
             requirements: [
@@ -45,7 +46,8 @@ struct FederationRoutes {
             let token = try context.requireIdentity()
             let provider = try context.parameters.require("provider")
             try await self.sessions.requireRecentAuthentication(token, proof: context.proof)
-            return Answer(UnlinkIdentityResponse(provider: provider, unlinked: try await self.federation.unlink(provider: provider, fromUser: token.userID)))
+            return Answer(
+                UnlinkIdentityResponse(provider: provider, unlinked: try await self.federation.unlink(provider: provider, fromUser: token.userID)))
         }
     }
 }

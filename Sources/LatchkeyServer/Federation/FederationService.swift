@@ -55,7 +55,9 @@ package final class FederationService: Sendable {
     ///
     /// Linking needs a recent sign-in (``SessionService/requireRecentAuthentication(_:proof:)``). The new session is
     /// bound to `proof`'s key when the request carried a DPoP proof.
-    package func signInWithApple(_ request: AppleSignInRequest, linkingTo bearer: VerifiedToken?, proof: VerifiedProof? = nil) async throws
+    package func signInWithApple(
+        _ request: AppleSignInRequest, linkingTo bearer: VerifiedToken?, proof: VerifiedProof? = nil
+    ) async throws
         -> AppleSignIn
     {
         guard let verifier = self.appleVerifier else {
@@ -103,7 +105,9 @@ package final class FederationService: Sendable {
     }
 
     /// Spends `nonce`, finds, creates or links the user of `identity` and starts its session, in one transaction.
-    private func completeSignIn(_ identity: FederatedIdentity, linkingTo bearer: VerifiedToken?, nonce: SpentNonce?, proof: VerifiedProof?)
+    private func completeSignIn(
+        _ identity: FederatedIdentity, linkingTo bearer: VerifiedToken?, nonce: SpentNonce?, proof: VerifiedProof?
+    )
         async throws -> (tokens: TokenPairResponse, outcome: FederatedSignIn)
     {
         var (session, refreshToken) = self.sessions.makeSession(userID: "", deviceID: bearer?.deviceID, proof: proof)

@@ -43,7 +43,9 @@ package protocol IdentityStore: Sendable {
     /// when it was spent), links `identity` to the user `linkingTo` (``ServiceError/identityAlreadyLinked`` when it
     /// belongs to another) or finds its user — creating a federated user `newUserID` for a new identity — keeps its Apple
     /// refresh token, and creates `session` for that user (its `userID` is set here). A failure anywhere writes nothing.
-    func completeSignIn(_ identity: FederatedIdentity, linkingTo: String?, newUserID: String, nonce: SpentNonce?, session: NewSession, now: Date)
+    func completeSignIn(
+        _ identity: FederatedIdentity, linkingTo: String?, newUserID: String, nonce: SpentNonce?, session: NewSession, now: Date
+    )
         async throws -> FederatedSignIn
     /// The user's linked identities, oldest first.
     func identities(ofUser userID: String) async throws -> [IdentityRecord]

@@ -13,7 +13,9 @@ struct GuestRoutes {
     func add(to api: APIRoutes<LatchkeyRequestContext>) {
         api.add(
             Self.start,
-            requirements: [.limited(by: self.limits.guest, limiter: self.limiter, trustedProxies: self.limits.trustedProxies, counting: "guest sessions")]
+            requirements: [
+                .limited(by: self.limits.guest, limiter: self.limiter, trustedProxies: self.limits.trustedProxies, counting: "guest sessions")
+            ]
         ) { request, _ in
             Answer.tokens(try await self.guests.start(deviceID: try request.requireDeviceID()), status: .created)
         }

@@ -10,7 +10,9 @@ extension RouteRequirement where Context == LatchkeyRequestContext {
         _ verifier: AccessTokenVerifier, kinds: Set<TokenKind>? = nil, optional: Bool = false, refusal: String = ""
     ) -> RouteRequirement {
         var middleware: [any MiddlewareProtocol<Request, Response, LatchkeyRequestContext>] = [BearerAuthenticator(verifier: verifier)]
-        if kinds != nil || !optional { middleware.append(RequireToken(kinds: kinds ?? Set(TokenKind.allCases), optional: optional, refusal: refusal)) }
+        if kinds != nil || !optional {
+            middleware.append(RequireToken(kinds: kinds ?? Set(TokenKind.allCases), optional: optional, refusal: refusal))
+        }
         return RouteRequirement(middleware) { operation in
             operation.security = optional ? .optionalBearer : .bearer
             operation.add(.unauthorized(optional ? "The bearer sent is not a valid access token." : "No valid access token."))

@@ -5,7 +5,8 @@ extension RouteRequirement where Context == LatchkeyRequestContext {
     /// At most `policy.limit` requests per `policy.window` per client (see ``RateLimitMiddleware``).
     static func limited(by policy: RateLimitPolicy, limiter: RateLimiter, trustedProxies: Set<String>, counting what: String) -> RouteRequirement {
         RouteRequirement([RateLimitMiddleware(limiter: limiter, policy: policy, trustedProxies: trustedProxies)]) { operation in
-            operation.description += "\n\nAbuse limit (`limits.\(policy.name)`): \(policy.limit) \(what) per \(Int(policy.window)) seconds per client IP"
+            operation.description +=
+                "\n\nAbuse limit (`limits.\(policy.name)`): \(policy.limit) \(what) per \(Int(policy.window)) seconds per client IP"
                 + " (IPv6: per /64) by default. Answers carry `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`; past the"
                 + " limit the answer is 429 `rate_limited` with `Retry-After`."
             for header in ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"] { operation.addHeaderToEveryOutcome(header) }
@@ -22,7 +23,8 @@ extension RouteRequirement where Context == LatchkeyRequestContext {
         RouteRequirement([FailureLimitMiddleware(limiter: limiter, policy: policy, trustedProxies: trustedProxies, worthTrying: worthTrying)]) {
             operation in
             operation.add(
-                .init(429, "Too many failed attempts from this client; see `Retry-After`.",
+                .init(
+                    429, "Too many failed attempts from this client; see `Retry-After`.",
                     headers: ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After"]))
         }
     }

@@ -28,7 +28,8 @@ struct SessionRoutes {
             let (tokens, remaining) = try await self.sessions.refreshCounting(body.refreshToken, proof: context.proof)
             var answer = Answer.tokens(tokens)
             if let remaining {
-                answer.headers.append(contentsOf: RateLimiter.headers(policy: self.limits.refresh, remaining: remaining.count, resetAt: remaining.resetAt))
+                answer.headers.append(
+                    contentsOf: RateLimiter.headers(policy: self.limits.refresh, remaining: remaining.count, resetAt: remaining.resetAt))
             }
             return answer
         }
@@ -64,12 +65,15 @@ extension SessionRoutes {
             session ID is no secret, so a made-up refresh token never counts against its session; over the failure limit a refresh token \
             this server issued is still tried (a reused one still revokes its session), any other gets 429.
             """,
-        requestBody: RefreshRequest.self, requestExample: #"{"refresh_token": "0f8fad5b-d9cb-469f-a165-70867728950e.q1Zk8t3S0Yd2pGQeYQ9b0m3fX5v7Wc1uJ2nR4hT6kLA"}"#,
+        requestBody: RefreshRequest.self,
+        requestExample: #"{"refresh_token": "0f8fad5b-d9cb-469f-a165-70867728950e.q1Zk8t3S0Yd2pGQeYQ9b0m3fX5v7Wc1uJ2nR4hT6kLA"}"#,
         outcomes: [
-            .init(200, "The next token pair; the presented refresh token is spent.", body: TokenPairResponse.self,
+            .init(
+                200, "The next token pair; the presented refresh token is spent.", body: TokenPairResponse.self,
                 headers: ["Cache-Control", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"]),
             .badRequest(), .init(401, "The refresh token is not valid (`invalid_grant`).", headers: ["WWW-Authenticate"]), .tooLarge,
-            .init(429, "Too many refreshes of this session, or failures from this client; see `Retry-After`.",
+            .init(
+                429, "Too many refreshes of this session, or failures from this client; see `Retry-After`.",
                 headers: ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After"]),
             .unavailable,
         ])

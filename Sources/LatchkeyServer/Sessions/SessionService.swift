@@ -27,7 +27,9 @@ package struct SessionService: Sendable {
     let logger: Logger
 
     /// A session about to be stored, with the plaintext of its first refresh token.
-    func makeSession(userID: String, deviceID: String?, proof: VerifiedProof? = nil, accessCodeID: String? = nil)
+    func makeSession(
+        userID: String, deviceID: String?, proof: VerifiedProof? = nil, accessCodeID: String? = nil
+    )
         -> (session: NewSession, refreshToken: String)
     {
         let sessionID = UUID().uuidString.lowercased()
@@ -59,7 +61,9 @@ package struct SessionService: Sendable {
     }
 
     /// Starts a new session for an existing user, bound to `proof`'s key when one came.
-    package func startSession(userID: String, deviceID: String?, proof: VerifiedProof?, accessCodeID: String? = nil) async throws
+    package func startSession(
+        userID: String, deviceID: String?, proof: VerifiedProof?, accessCodeID: String? = nil
+    ) async throws
         -> TokenPairResponse
     {
         try self.checkProofPolicy(proof)
@@ -80,7 +84,9 @@ package struct SessionService: Sendable {
 
     /// ``refresh(_:proof:)``, with where the session stands against `limits.refresh` afterwards (refreshes left in the
     /// window, and when its oldest leaves it). Over that limit: ``RateLimitExceeded``, nothing spent.
-    package func refreshCounting(_ refreshToken: String, proof: VerifiedProof?) async throws
+    package func refreshCounting(
+        _ refreshToken: String, proof: VerifiedProof?
+    ) async throws
         -> (tokens: TokenPairResponse, remaining: (count: Int, resetAt: Date)?)
     {
         guard let sessionID = RefreshToken.sessionID(of: refreshToken) else {

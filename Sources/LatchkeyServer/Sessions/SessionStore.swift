@@ -220,8 +220,8 @@ extension SQLLatchkeyStore: SessionStore {
         try await self.database.read { sql in
             try await sql.raw("SELECT used_at FROM refresh_tokens WHERE session_id = \(bind: sessionID) AND token_hash = \(bind: hash)")
                 .first().map { row in
-                try row.optionalDate("used_at") != nil
-            }
+                    try row.optionalDate("used_at") != nil
+                }
         }
     }
 

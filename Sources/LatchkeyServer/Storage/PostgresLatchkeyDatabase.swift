@@ -3,8 +3,8 @@ import Logging
 import NIOCore
 import PostgresKit
 import PostgresNIO
-import ServiceLifecycle
 import SQLKit
+import ServiceLifecycle
 import Synchronization
 
 /// PostgreSQL, for several server processes on one database: a pool of connections (PostgresNIO's

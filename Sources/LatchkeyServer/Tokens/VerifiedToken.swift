@@ -37,7 +37,8 @@ public struct VerifiedToken: Sendable, Equatable {
 @available(LatchkeyServer 1.0, *)
 public struct TokenRejection: Error, Hashable, Sendable, CustomStringConvertible {
     private enum Base: String, Hashable, Sendable {
-        case malformed, unsupportedAlgorithm, badSignature, wrongIssuer, wrongAudience, expired, notYetValid, revoked, notAnAccessCode, unknownKey, issuedInTheFuture, nonceMismatch, nonceReused, unauthorizedParty, missingSubject, wrongType
+        case malformed, unsupportedAlgorithm, badSignature, wrongIssuer, wrongAudience, expired, notYetValid, revoked, notAnAccessCode, unknownKey,
+            issuedInTheFuture, nonceMismatch, nonceReused, unauthorizedParty, missingSubject, wrongType
     }
 
     private let base: Base

@@ -15,7 +15,9 @@ struct UserRoutes {
     func add(to api: APIRoutes<LatchkeyRequestContext>) {
         api.add(
             Self.register,
-            requirements: [.limited(by: self.limits.registerUser, limiter: self.limiter, trustedProxies: self.limits.trustedProxies, counting: "claims")]
+            requirements: [
+                .limited(by: self.limits.registerUser, limiter: self.limiter, trustedProxies: self.limits.trustedProxies, counting: "claims")
+            ]
         ) { request, context in
             let body = try await request.decode(as: RegisterUserRequest.self, context: context)
             let userID = try canonicalUUID(body.userID, field: "user_id")

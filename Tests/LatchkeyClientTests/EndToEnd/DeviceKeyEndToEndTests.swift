@@ -83,7 +83,9 @@ import Testing
             try await updated.signOut()
             #expect(try await updated.registerDevice().userID == legacy.deviceID.uuidString.lowercased())
             #expect(try app.store.load()?.deviceKey != nil)
-            #expect(try await SQLLatchkeyStore(database: server.services.database).device(id: legacy.deviceID.uuidString.lowercased())?.keyThumbprint != nil)
+            #expect(
+                try await SQLLatchkeyStore(database: server.services.database).device(id: legacy.deviceID.uuidString.lowercased())?.keyThumbprint
+                    != nil)
         }
     }
 

@@ -11,9 +11,10 @@ import FoundationNetworking
 /// The SDK against a live server whose Apple and Clerk are `Tests/interop/idp_peer.py` (started by `scripts/test`):
 /// seed 001 (Photolala: Apple → our own user UUID), linking an anonymous device user, and seed 004 (SabaiPics:
 /// a real Clerk-shaped session token as the Bearer).
-@Suite(.enabled(
-    if: !(ProcessInfo.processInfo.environment["LATCHKEY_TEST_IDP_URL"] ?? "").isEmpty,
-    "LATCHKEY_TEST_IDP_URL is not set, so there is no Apple/Clerk peer (scripts/test starts Tests/interop/idp_peer.py)"))
+@Suite(
+    .enabled(
+        if: !(ProcessInfo.processInfo.environment["LATCHKEY_TEST_IDP_URL"] ?? "").isEmpty,
+        "LATCHKEY_TEST_IDP_URL is not set, so there is no Apple/Clerk peer (scripts/test starts Tests/interop/idp_peer.py)"))
 struct FederationEndToEndTests {
     @available(LatchkeyServer 1.0, *)
     static var peer: String { ProcessInfo.processInfo.environment["LATCHKEY_TEST_IDP_URL"] ?? "" }

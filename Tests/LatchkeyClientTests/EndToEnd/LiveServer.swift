@@ -21,7 +21,8 @@ struct LiveServer: Sendable {
 
     /// Runs `body` against a fresh server; `limits` are off unless given, the clock starts at `clock`'s time.
     static func run(
-        limits: AbuseLimits = .off, clock: ManualClock = ManualClock(start: Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))), configure: (inout LatchkeyConfiguration) -> Void = { _ in },
+        limits: AbuseLimits = .off, clock: ManualClock = ManualClock(start: Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))),
+        configure: (inout LatchkeyConfiguration) -> Void = { _ in },
         _ body: @Sendable (LiveServer) async throws -> Void
     ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-client-e2e-\(UUID().uuidString)")
@@ -62,7 +63,9 @@ final class SeenHeaders: @unchecked Sendable {
     private let lock = NSLock()
     private var seen: [Seen] = []
 
-    func record(authorization: String?, deviceID: String?) { self.lock.withLock { self.seen.append(Seen(authorization: authorization, deviceID: deviceID)) } }
+    func record(authorization: String?, deviceID: String?) {
+        self.lock.withLock { self.seen.append(Seen(authorization: authorization, deviceID: deviceID)) }
+    }
     var last: Seen? { self.lock.withLock { self.seen.last } }
 }
 
@@ -99,7 +102,8 @@ struct AppInstall {
     func launch(_ configure: (inout LatchkeySession.Configuration) -> Void = { _ in }) -> LatchkeySession {
         var configuration = LatchkeySession.Configuration(serverURL: self.server.url)
         configure(&configuration)
-        return LatchkeySession(configuration: configuration, secureStore: self.store, defaults: self.defaults, transport: self.transport, clock: self.clock)
+        return LatchkeySession(
+            configuration: configuration, secureStore: self.store, defaults: self.defaults, transport: self.transport, clock: self.clock)
     }
 
     /// Moves both the server's and the app's clocks.

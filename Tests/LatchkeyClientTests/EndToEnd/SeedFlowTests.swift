@@ -71,7 +71,9 @@ import Testing
             try await relaunched.signOut()
             #expect(await app.launch().bootstrap() == .signedOut)
             let check = try await URLSessionTransport().send(
-                TransportRequest(method: "GET", url: server.url.appendingPathComponent("api/v1/validate-token"), headers: ["Authorization": "Bearer \(tokenAfter)"]))
+                TransportRequest(
+                    method: "GET", url: server.url.appendingPathComponent("api/v1/validate-token"), headers: ["Authorization": "Bearer \(tokenAfter)"]
+                ))
             #expect(check.status == 401)
 
             // The stored device key gets the same account back.

@@ -56,7 +56,12 @@ final class Gate: @unchecked Sendable {
 final class Counter: @unchecked Sendable {
     private let lock = NSLock()
     private var value = 0
-    @discardableResult func increment() -> Int { self.lock.withLock { self.value += 1; return self.value } }
+    @discardableResult func increment() -> Int {
+        self.lock.withLock {
+            self.value += 1
+            return self.value
+        }
+    }
     var count: Int { self.lock.withLock { self.value } }
 }
 
@@ -74,7 +79,8 @@ extension TransportResponse {
     static func json(_ status: Int, _ value: some Encodable, headers: [String: String] = [:]) -> TransportResponse {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
-        return TransportResponse(status: status, headers: headers.merging(["Content-Type": "application/json"]) { a, _ in a }, body: try! encoder.encode(value))
+        return TransportResponse(
+            status: status, headers: headers.merging(["Content-Type": "application/json"]) { a, _ in a }, body: try! encoder.encode(value))
     }
     static func error(_ status: Int, _ code: ErrorCode, _ message: String = "no", headers: [String: String] = [:]) -> TransportResponse {
         .json(status, ErrorEnvelope(code: code, message: message), headers: headers)
@@ -95,12 +101,15 @@ struct Fixture {
     func session(_ configure: (inout LatchkeySession.Configuration) -> Void = { _ in }) -> LatchkeySession {
         var configuration = LatchkeySession.Configuration(serverURL: Self.serverURL)
         configure(&configuration)
-        return LatchkeySession(configuration: configuration, secureStore: self.store, defaults: self.defaults, transport: self.transport, clock: self.clock)
+        return LatchkeySession(
+            configuration: configuration, secureStore: self.store, defaults: self.defaults, transport: self.transport, clock: self.clock)
     }
 
     /// Stores a device session with `accessToken`/`refreshToken` expiring `lifetime` seconds from now; returns the device ID.
     @discardableResult
-    func storeSession(access: String = "access-1", refresh: String? = "refresh-1", kind: SessionKind = .session, lifetime: TimeInterval = 900) throws -> UUID {
+    func storeSession(
+        access: String = "access-1", refresh: String? = "refresh-1", kind: SessionKind = .session, lifetime: TimeInterval = 900
+    ) throws -> UUID {
         let deviceID = UUID()
         let session = StoredSession(
             kind: kind, userID: "user", sessionID: "session-1", accessToken: access,

@@ -1,6 +1,6 @@
-import Testing
 import Foundation
 import LatchkeyTestSupport
+import Testing
 
 /// What one run of the `latchkey` executable printed and how it exited.
 @available(LatchkeyServer 1.0, *)
@@ -27,7 +27,9 @@ enum LatchkeyCLI {
 
     /// Runs `latchkey <arguments>` with `LATCHKEY_MASTER_KEY` set and no other `LATCHKEY_*` variable,
     /// in `workingDirectory` (so a forgotten `--database` cannot touch the repository).
-    static func run(_ arguments: [String], masterKey: String, workingDirectory: URL, environment extra: [String: String] = [:]) async throws
+    static func run(
+        _ arguments: [String], masterKey: String, workingDirectory: URL, environment extra: [String: String] = [:]
+    ) async throws
         -> CLIRun
     {
         try await ProcessRunner.run(

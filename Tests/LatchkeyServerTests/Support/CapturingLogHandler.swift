@@ -1,7 +1,7 @@
-import Testing
 import Foundation
 import Logging
 import Synchronization
+import Testing
 
 /// One log message as a server emitted it, with its metadata (the logger's own, the provider's and the call's).
 @available(LatchkeyServer 1.0, *)

@@ -1,10 +1,10 @@
-import Testing
 import Crypto
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import LatchkeyAPI
 import LatchkeyServer
+import Testing
 
 /// A client's DPoP key (RFC 9449) and the proofs it makes, as an app holding a device key would.
 @available(LatchkeyServer 1.0, *)

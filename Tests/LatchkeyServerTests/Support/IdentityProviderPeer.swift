@@ -40,7 +40,8 @@ enum IdentityProviderPeer {
         }
         let (data, response) = try await URLSession.shared.data(for: request)
         guard (response as? HTTPURLResponse)?.statusCode == 200 else {
-            throw TestFailure("idp peer \(method) \(path): \((response as? HTTPURLResponse)?.statusCode ?? 0) \(String(decoding: data, as: UTF8.self))")
+            throw TestFailure(
+                "idp peer \(method) \(path): \((response as? HTTPURLResponse)?.statusCode ?? 0) \(String(decoding: data, as: UTF8.self))")
         }
         if data.isEmpty { return [:] }
         return try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
