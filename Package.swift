@@ -68,9 +68,16 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // AWS Signature Version 4 (STS and S3 calls, presigned URLs): Foundation and swift-crypto only, nothing of the server.
+        .target(
+            name: "LatchkeySigV4",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: serverSwiftSettings
+        ),
         .target(
             name: "LatchkeyServer",
             dependencies: [
+                "LatchkeySigV4",
                 "LatchkeyAPI",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
@@ -105,6 +112,11 @@ let package = Package(
             name: "LatchkeyTestSupport",
             path: "Tests/LatchkeyTestSupport",
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
+        .testTarget(
+            name: "LatchkeySigV4Tests",
+            dependencies: ["LatchkeySigV4", "LatchkeyTestSupport", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: serverSwiftSettings
         ),
         .testTarget(
             name: "LatchkeyServerTests",

@@ -53,6 +53,10 @@ public struct ErrorCode: RawRepresentable, Hashable, Codable, Sendable, CustomSt
     public static let userDeleted = ErrorCode(rawValue: "user_deleted")
     /// 409: unlinking this identity would leave the account with no way to sign in.
     public static let lastSignInMethod = ErrorCode(rawValue: "last_sign_in_method")
+    /// 401: the `X-Device-ID` names no device Latchkey knows (register it first).
+    public static let unknownDevice = ErrorCode(rawValue: "unknown_device")
+    /// 400: an object key would leave the allowed prefix, or is empty, too long or has control characters.
+    public static let invalidKey = ErrorCode(rawValue: "invalid_key")
     /// Too many requests; see the rate-limit headers.
     public static let rateLimited = ErrorCode(rawValue: "rate_limited")
     /// The user's budget is used up for the current period.

@@ -48,3 +48,14 @@ extension AppleSignInRequest: CredentialRedacting {
 extension TokenExchangeRequest: CredentialRedacting {
     public var redactedFields: KeyValuePairs<String, String> { [:] }
 }
+
+extension StorageCredentials: CredentialRedacting {
+    public var redactedFields: KeyValuePairs<String, String> {
+        ["bucket": self.bucket, "prefix": self.prefix, "expiration": "\(self.expiration)"]
+    }
+}
+
+extension PresignedURL: CredentialRedacting {
+    /// The URL's signature is a credential until it expires: only the method and expiry are shown.
+    public var redactedFields: KeyValuePairs<String, String> { ["method": self.method.rawValue, "expiresAt": "\(self.expiresAt)"] }
+}

@@ -47,8 +47,8 @@ public struct ProcessRunnerError: Error, CustomStringConvertible {
 /// Processes are spawned with `posix_spawn`, not Foundation's `Process`: on Linux (Swift 6.3.1) `Process.run()` crashes
 /// intermittently in a process with many open descriptors (a buffer over-read in `findMaximumOpenFromProcSelfFD`,
 /// swiftlang/swift-corelibs-foundation#5472), and the tests run servers, sockets and SQLite files side by side.
-/// The child gets stdin from `/dev/null`, stdout and stderr into files (never pipes: a pipe left unread fills up and
-/// blocks the child), and on Linux none of the test process's other descriptors.
+/// The child gets stdin from `/dev/null` (or a file the caller names), stdout and stderr into files (never pipes: a pipe
+/// left unread fills up and blocks the child), and on Linux none of the test process's other descriptors.
 public enum ProcessRunner {
     /// The package root, found from this file's path (`<root>/Tests/LatchkeyTestSupport/ProcessRunner.swift`).
     public static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -85,10 +85,13 @@ public enum ProcessRunner {
 
     /// Runs `executable` with `arguments` and exactly `environment`, in `workingDirectory`, and waits for it to exit.
     ///
+    /// The child reads `standardInput` (a file) on stdin, or `/dev/null` when it is `nil`.
+    ///
     /// When `timeout` passes first the child is killed (SIGKILL) and the result's exit code is 137, so a hung child
     /// fails its test instead of hanging the suite.
     public static func run(
-        _ executable: URL, arguments: [String], environment: [String: String], workingDirectory: URL, timeout: Duration = .seconds(60)
+        _ executable: URL, arguments: [String], environment: [String: String], workingDirectory: URL, standardInput: URL? = nil,
+        timeout: Duration = .seconds(60)
     ) async throws -> ProcessResult {
         let outputDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-process-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: outputDirectory, withIntermediateDirectories: true)
@@ -97,8 +100,8 @@ public enum ProcessRunner {
         let stderrFile = outputDirectory.appendingPathComponent("stderr")
 
         let pid = try self.spawn(
-            executable, arguments: arguments, environment: environment, workingDirectory: workingDirectory, stdout: stdoutFile,
-            stderr: stderrFile)
+            executable, arguments: arguments, environment: environment, workingDirectory: workingDirectory, standardInput: standardInput,
+            stdout: stdoutFile, stderr: stderrFile)
         let exitCode = await self.waitForExit(pid, timeout: timeout)
         return ProcessResult(
             name: executable.lastPathComponent, arguments: arguments, exitCode: exitCode,
@@ -108,14 +111,16 @@ public enum ProcessRunner {
 
     /// Starts `executable` and returns its process ID without waiting; the caller must ``waitForExit(_:timeout:)``.
     ///
-    /// stdout and stderr go to the files `stdout` and `stderr` (created or truncated, mode 0600).
+    /// stdin comes from the file `standardInput` (`/dev/null` when `nil`); stdout and stderr go to the files `stdout` and
+    /// `stderr` (created or truncated, mode 0600).
     public static func spawn(
-        _ executable: URL, arguments: [String], environment: [String: String], workingDirectory: URL, stdout: URL, stderr: URL
+        _ executable: URL, arguments: [String], environment: [String: String], workingDirectory: URL, standardInput: URL? = nil, stdout: URL,
+        stderr: URL
     ) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 0, standardInput?.path ?? "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, stdout.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, stderr.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
         #if os(Linux)
