@@ -121,6 +121,7 @@ let package = Package(
         .testTarget(
             name: "LatchkeyServerTests",
             dependencies: [
+                "LatchkeySigV4",
                 "LatchkeyTestSupport",
                 "LatchkeyServer",
                 "LatchkeyAPI",

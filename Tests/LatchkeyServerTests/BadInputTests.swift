@@ -13,6 +13,7 @@ enum JSONEndpoint: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case refresh
     case logout
     case exchangeAccessCode
+    case presign
 
     var path: String {
         switch self {
@@ -21,6 +22,7 @@ enum JSONEndpoint: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case .refresh: "/api/v1/auth/refresh"
         case .logout: "/api/v1/auth/logout"
         case .exchangeAccessCode: "/api/v1/auth/access-code/exchange"
+        case .presign: "/api/v1/storage/presign"
         }
     }
 
@@ -32,11 +34,12 @@ enum JSONEndpoint: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case .refresh: "refresh_token"
         case .logout: "scope"
         case .exchangeAccessCode: "access_code"
+        case .presign: "key"
         }
     }
 
     /// Logout is behind the bearer: bad input must be judged with a valid one, or the 401 hides it.
-    var needsBearer: Bool { self == .logout }
+    var needsBearer: Bool { self == .logout || self == .presign }
 
     var testDescription: String { "POST \(self.path)" }
 }
@@ -78,13 +81,17 @@ struct BadBody: Sendable, CustomTestStringConvertible {
         case .logout:
             // `scope` is optional (an empty body means local), but a value must be one of the scopes.
             cases.append(malformed(endpoint, "unknown scope", #"{"scope": "\#(marker)"}"#))
-        case .registerUser, .registerDevice, .refresh, .exchangeAccessCode:
+        case .registerUser, .registerDevice, .refresh, .exchangeAccessCode, .presign:
             cases += [
                 malformed(endpoint, "missing fields", "{}"),
                 malformed(endpoint, "only an unknown field", #"{"unexpected": "\#(marker)"}"#),
                 malformed(endpoint, "null where a string belongs", #"{"\#(field)": null}"#),
                 malformed(endpoint, "empty body", ""),
             ]
+        }
+        if endpoint == .presign {
+            cases.append(malformed(endpoint, "unknown method", #"{"method": "POST", "key": "photos/a.jpg"}"#))
+            cases.append(malformed(endpoint, "number as content_type", #"{"method": "PUT", "key": "a", "content_type": 7}"#))
         }
         if endpoint == .registerDevice {
             cases.append(

@@ -35,6 +35,7 @@ package func buildAPI(services: LatchkeyServices) -> (router: Router<LatchkeyReq
     FederationRoutes(
         federation: services.federation, sessions: services.sessions, verifier: verifier, dpop: dpop, limiter: limiter, limits: limits
     ).add(to: api)
+    StorageRoutes(storage: services.storage, verifier: verifier, devices: services.store, limiter: limiter, limits: limits).add(to: api)
     UsageRoutes(budgets: services.budgets).add(to: api)
     AuthorizeRoutes(
         rules: configuration.authorizationRules, meters: configuration.meters, verifier: verifier, limiter: limiter,

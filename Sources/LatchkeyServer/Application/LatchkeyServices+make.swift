@@ -22,6 +22,10 @@ extension LatchkeyServices {
         let verifier = AccessTokenVerifier(
             keyRing: keyRing, cache: cache, sessions: store, accessCodes: store, external: external.providers.isEmpty ? nil : external,
             issuer: issuer, audience: configuration.audience, guestAudience: configuration.guestAudience, clock: clock)
+        let storage = StorageService(
+            configuration: configuration.storage, client: ObjectStorageClient(configuration: configuration.storage, http: http),
+            cache: StorageCredentialsCache(clock: clock), clock: clock)
+        cache.onUserSignedOut { storage.forget(userID: $0) }
         let budgets = BudgetService(store: store, policy: configuration.budgets, clock: clock)
         let sessions = SessionService(
             store: store, tokens: tokens, cache: cache, policy: configuration.tokens, refreshLimit: configuration.limits.refresh,
@@ -43,7 +47,7 @@ extension LatchkeyServices {
                 store: store, users: store, tokens: tokens, verifier: verifier, sessions: sessions, cache: cache,
                 defaultLifetime: configuration.tokens.accessCodeLifetime, clock: clock),
             guests: GuestService(tokens: tokens, lifetime: configuration.tokens.guestLifetime, limitations: configuration.guestLimitations),
-            rateLimiter: RateLimiter(store: store, clock: clock), budgets: budgets, federation: federation, metrics: metrics,
+            rateLimiter: RateLimiter(store: store, clock: clock), budgets: budgets, federation: federation, storage: storage, metrics: metrics,
             revocations: RevocationFeed(
                 store: store, cache: cache, keyRing: keyRing, interval: configuration.revocationPollInterval, clock: clock, logger: logger),
             issuer: issuer, dpop: DPoPVerifier(nonces: DPoPNonces(key: masterKey.derivedKey(purpose: "dpop nonce")), issuer: issuer, clock: clock),

@@ -42,6 +42,7 @@ extension LatchkeyServices {
         if let problem = configuration.invalidProviders.first ?? configuration.invalidSettings.first {
             throw ConfigurationError(description: problem)
         }
+        if let problem = configuration.storage.problems.first { throw ConfigurationError(description: problem) }
         if configuration.guestAudience == configuration.audience {
             throw ConfigurationError(description: "guest-audience must differ from audience, so guest tokens are told apart from users' tokens")
         }

@@ -28,6 +28,8 @@ public struct LatchkeyServices: Sendable {
     public let budgets: BudgetService
     /// Sign in with Apple, account linking and third-party identity providers.
     package let federation: FederationService
+    /// Vended storage credentials, presigned URLs and assets.
+    package let storage: StorageService
     package let metrics: LatchkeyMetrics
     /// Applies revocations made by other processes to this process's verification cache.
     package let revocations: RevocationFeed

@@ -93,6 +93,8 @@ public struct LatchkeyConfiguration: Sendable {
     public var apple = AppleConfiguration()
     /// Third-party identity providers whose tokens are accepted as Bearer tokens.
     public var identityProviders: [IdentityProviderConfiguration] = []
+    /// Storage access: credentials, presigned URLs and assets (`storage.*`); off without `storage.bucket`.
+    public var storage = StorageConfiguration()
     /// What was wrong with `providers.*`; ``LatchkeyServices`` refuses to start with any.
     public var invalidProviders: [String] = []
 
@@ -140,6 +142,7 @@ public struct LatchkeyConfiguration: Sendable {
         self.keyRetention = reader.double(forKey: "keys.retention", default: defaults.keyRetention)
         self.revocationPollInterval = reader.double(forKey: "revocations.poll-interval", default: defaults.revocationPollInterval)
         self.apple = AppleConfiguration(reader: reader.scoped(to: "apple"))
+        self.storage = StorageConfiguration(reader: reader.scoped(to: "storage"))
         (self.identityProviders, self.invalidProviders) = IdentityProviderConfiguration.providers(reader: reader.scoped(to: "providers"))
         self.logLevel = reader.string(forKey: "log-level").flatMap(Logger.Level.init(rawValue:)) ?? defaults.logLevel
     }
@@ -150,7 +153,7 @@ public struct LatchkeyConfiguration: Sendable {
         let windows =
             [
                 limits.registerDevice, limits.registerUser, limits.guest, limits.accessCodeExchange, limits.refresh, limits.refreshFailures,
-                limits.signIn,
+                limits.signIn, limits.assets,
             ]
             .map(\.window) + self.meters.values.map(\.window)
         return windows.max() ?? 86_400

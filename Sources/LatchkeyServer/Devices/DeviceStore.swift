@@ -25,10 +25,24 @@ package protocol DeviceStore: Sendable {
     /// Support: gives the device a new secret hash, forgets its key and revokes its sessions; returns the revoked
     /// sessions' IDs, or nil when there is no such device.
     func resetDevice(id: String, secretHash: String, at time: Date) async throws -> [String]?
+    /// Whether `id` names a device Latchkey knows: one registered with `auth/register-device`, or the device user of
+    /// `users/register` (whose ID is the device's). Deleted users' devices are not known.
+    func isKnownDevice(id: String) async throws -> Bool
 }
 
 @available(LatchkeyServer 1.0, *)
 extension SQLLatchkeyStore: DeviceStore {
+    package func isKnownDevice(id: String) async throws -> Bool {
+        try await self.database.read { sql in
+            try await sql.raw(
+                """
+                SELECT 1 AS known WHERE EXISTS (SELECT 1 FROM devices WHERE id = \(bind: id))
+                OR EXISTS (SELECT 1 FROM users WHERE id = \(bind: id) AND kind = 'device')
+                """
+            ).first() != nil
+        }
+    }
+
     package func device(id: String) async throws -> DeviceRecord? {
         try await self.database.read { sql in
             try await sql.raw("SELECT \(unsafeRaw: Self.deviceColumns) FROM devices WHERE id = \(bind: id)").first().map(Self.device(from:))

@@ -28,7 +28,7 @@ public struct APIError: HTTPResponseError, CustomStringConvertible {
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let data = try self.body.map { try encoder.encode($0) } ?? encoder.encode(ErrorEnvelope(code: self.code, message: self.message))
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if self.status == .unauthorized {

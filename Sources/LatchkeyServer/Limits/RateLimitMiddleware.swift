@@ -9,9 +9,13 @@ struct RateLimitMiddleware: RouterMiddleware {
     let limiter: RateLimiter
     let policy: RateLimitPolicy
     let trustedProxies: Set<String>
+    /// Counts per device (the canonical `X-Device-ID`, which an earlier middleware checked) instead of per client.
+    var perDevice = false
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let key = context.limitKey(of: request, trustedProxies: self.trustedProxies)
+        let key =
+            self.perDevice
+            ? "device:" + (try request.requireDeviceID()) : context.limitKey(of: request, trustedProxies: self.trustedProxies)
         return try await self.limiter.limiting(self.policy, key: key) { try await next(request, context) }
     }
 }

@@ -59,6 +59,8 @@ public struct AbuseLimits: Sendable, Equatable {
     public var refreshFailures = RateLimitPolicy(name: "refresh-failures", limit: 60, window: 300)
     /// `POST /api/v1/auth/apple` and `POST /api/v1/auth/token-exchange`, which may create users.
     public var signIn = RateLimitPolicy(name: "sign-in", limit: 30, window: 300)
+    /// `GET /api/v1/assets` and `GET /api/v1/assets/url`, per device (`X-Device-ID` of a known device): 300 per hour.
+    public var assets = RateLimitPolicy(name: "assets", limit: 300, window: 3600)
     /// Peers whose `X-Forwarded-For` header names the client; nobody else's is believed.
     public var trustedProxies: Set<String> = []
 
@@ -67,7 +69,8 @@ public struct AbuseLimits: Sendable, Equatable {
     /// No abuse limits at all (benchmarks, tests of other features).
     public static var off: AbuseLimits {
         var limits = AbuseLimits()
-        for keyPath in [\AbuseLimits.registerDevice, \.registerUser, \.guest, \.accessCodeExchange, \.refresh, \.refreshFailures, \.signIn] {
+        for keyPath in [\AbuseLimits.registerDevice, \.registerUser, \.guest, \.accessCodeExchange, \.refresh, \.refreshFailures, \.signIn, \.assets]
+        {
             limits[keyPath: keyPath].limit = 0
         }
         return limits
@@ -82,6 +85,7 @@ public struct AbuseLimits: Sendable, Equatable {
         self.refresh = defaults.refresh.reading(reader)
         self.refreshFailures = defaults.refreshFailures.reading(reader)
         self.signIn = defaults.signIn.reading(reader)
+        self.assets = defaults.assets.reading(reader)
         self.trustedProxies = Set(reader.stringArray(forKey: "trusted-proxies", default: []))
     }
 }

@@ -14,6 +14,18 @@ extension RouteRequirement where Context == LatchkeyRequestContext {
         }
     }
 
+    /// At most `policy.limit` requests per `policy.window` per device (`X-Device-ID`, checked before by another requirement).
+    static func limitedPerDevice(by policy: RateLimitPolicy, limiter: RateLimiter, counting what: String) -> RouteRequirement {
+        RouteRequirement([RateLimitMiddleware(limiter: limiter, policy: policy, trustedProxies: [], perDevice: true)]) { operation in
+            operation.description +=
+                "\n\nLimit (`limits.\(policy.name)`): \(policy.limit) \(what) per \(Int(policy.window)) seconds per device by default. Answers "
+                + "carry `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`; past the limit the answer is 429 `rate_limited` "
+                + "with `Retry-After`."
+            for header in ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"] { operation.addHeaderToEveryOutcome(header) }
+            operation.add(.init(429, "Too many requests from this device; see `Retry-After`.", headers: ["Retry-After"]))
+        }
+    }
+
     /// At most `policy.limit` failed requests per `policy.window` per client; over it, `worthTrying` decides (see
     /// ``FailureLimitMiddleware``).
     static func failuresLimited(

@@ -152,6 +152,7 @@ package struct SessionService: Sendable {
             revoked = try await self.store.revokeSession(id: sessionID, reason: "logout", at: now) ? [sessionID] : []
         case .global:
             revoked = try await self.store.revokeSessions(ofUser: token.userID, keeping: nil, reason: "logout_global", at: now)
+            self.cache.userSignedOut(token.userID)
         case .others:
             revoked = try await self.store.revokeSessions(ofUser: token.userID, keeping: sessionID, reason: "logout_others", at: now)
         }
@@ -163,6 +164,7 @@ package struct SessionService: Sendable {
     package func revokeSessions(ofUser userID: String) async throws -> Int {
         let revoked = try await self.store.revokeSessions(ofUser: userID, keeping: nil, reason: "admin", at: self.clock.now())
         self.cache.invalidate(sessionIDs: revoked)
+        self.cache.userSignedOut(userID)
         return revoked.count
     }
 

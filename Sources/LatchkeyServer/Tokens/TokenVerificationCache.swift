@@ -33,6 +33,7 @@ final class TokenVerificationCache: Sendable {
     private let capacity: Int
     private let ceiling: TimeInterval
     private let state = Mutex(State())
+    private let signOutListeners = Mutex<[@Sendable (String) -> Void]>([])
 
     init(capacity: Int, ceiling: TimeInterval) {
         self.capacity = max(capacity, 0)
@@ -60,7 +61,22 @@ final class TokenVerificationCache: Sendable {
     }
 
     func invalidate(sessionIDs: some Sequence<String>) { self.invalidate(owners: sessionIDs.map { "s:" + $0 }) }
-    func invalidate(userID: String) { self.invalidate(owners: ["u:" + userID]) }
+    func invalidate(userID: String) {
+        self.invalidate(owners: ["u:" + userID])
+        self.userSignedOut(userID)
+    }
+
+    /// Calls `listener` with a user's ID whenever every session of the user ends in this process (global logout, support
+    /// revoking them) or the user is deleted (here, or in another process: the revocation feed): what else this process
+    /// keeps for the user (vended storage credentials) goes too.
+    func onUserSignedOut(_ listener: @escaping @Sendable (String) -> Void) {
+        self.signOutListeners.withLock { $0.append(listener) }
+    }
+
+    /// Tells the listeners that every session of `userID` ended.
+    func userSignedOut(_ userID: String) {
+        for listener in self.signOutListeners.withLock({ $0 }) { listener(userID) }
+    }
     func invalidate(tokenID: String) { self.invalidate(owners: ["j:" + tokenID]) }
     func invalidate(keyID: String) { self.invalidate(owners: ["k:" + keyID]) }
 
