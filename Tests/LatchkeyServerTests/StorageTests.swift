@@ -273,3 +273,32 @@ struct StorageTests {
         }
     }
 }
+
+/// A storage configuration that cannot work is refused at start, saying which setting, never quoting the secret.
+struct StorageConfigurationTests {
+    @available(LatchkeyServer 1.0, *)
+    static let broken: [(String, @Sendable (inout StorageConfiguration) -> Void)] = [
+        ("storage.duration", { $0.duration = 899 }), ("storage.duration", { $0.duration = 43_201 }),
+        ("storage.role-arn", { $0.roleARN = nil }), ("storage.secret-access-key", { $0.secretAccessKey = "" }),
+        ("storage.user-prefix", { $0.userPrefix = "users/" }), ("storage.user-prefix", { $0.userPrefix = "users/{user_id}" }),
+        ("storage.assets-prefix", { $0.assetsPrefix = "/assets/" }), ("storage.actions", { $0.actions = ["GetObject"] }),
+        ("storage.presign-lifetime", { $0.presignLifetime = 604_801 }), ("storage.endpoint", { $0.endpoint = "ftp://x" }),
+        ("storage.timeout", { $0.timeout = 0 }),
+    ]
+
+    @available(LatchkeyServer 1.0, *)
+    @Test(arguments: 0..<11)
+    func aSettingThatCannotWorkIsRefusedAtStart(index: Int) async throws {
+        let (key, breakIt) = Self.broken[index]
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-storage-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let error = await #expect(throws: LatchkeyServices.ConfigurationError.self) {
+            _ = try await TestServer.make(directory: directory) { configuration in
+                configuration.useStorage(sts: "http://127.0.0.1:9")
+                breakIt(&configuration.storage)
+            }
+        }
+        #expect(error?.description.contains(key) == true, "\(String(describing: error))")
+        #expect(error?.description.contains(FakeSTS.marker) == false)
+    }
+}
