@@ -11,6 +11,7 @@ import Testing
 /// enums reach the document, and the answer checker every other test runs through (``DocumentedAnswers``) catches drift.
 @Suite struct OpenAPIDocumentTests {
     /// `METHOD /path` of every operation in a document (`{name}` for a path parameter).
+    @available(LatchkeyServer 1.0, *)
     static func documentedOperations(_ document: [String: Any]) -> [String: Set<String>] {
         var operations: [String: Set<String>] = [:]
         for (path, item) in document["paths"] as? [String: [String: Any]] ?? [:] {
@@ -22,6 +23,7 @@ import Testing
         return operations
     }
 
+    @available(LatchkeyServer 1.0, *)
     static func served(_ document: TestResponse) throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: Data(document.body.readableBytesView)) as? [String: Any])
     }

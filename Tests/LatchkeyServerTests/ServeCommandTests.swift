@@ -139,13 +139,16 @@ extension ServeCommandTests {
 }
 
 extension ServeCommandTests {
+    @available(LatchkeyServer 1.0, *)
+    static let intervalSettings = [
+        "LATCHKEY_KEYS_RELOAD_INTERVAL": "keys.reload-interval", "LATCHKEY_REVOCATIONS_POLL_INTERVAL": "revocations.poll-interval",
+        "LATCHKEY_PRUNE_INTERVAL": "prune.interval",
+    ]
+
     /// An interval of 0 would make a background service return at once, which ends the ServiceGroup and the
     /// server with it; the server refuses such settings before it listens, and says which one.
     @available(LatchkeyServer 1.0, *)
-    @Test(arguments: [
-        "LATCHKEY_KEYS_RELOAD_INTERVAL": "keys.reload-interval", "LATCHKEY_REVOCATIONS_POLL_INTERVAL": "revocations.poll-interval",
-        "LATCHKEY_PRUNE_INTERVAL": "prune.interval",
-    ])
+    @Test(arguments: Self.intervalSettings)
     func anIntervalOfZeroIsRefusedAtStartWithAClearMessage(variable: String, key: String) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-serve-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

@@ -2,9 +2,9 @@ import Hummingbird
 
 /// Adds routes together with their operations, so what is served and what is documented are one list: the document
 /// at `/openapi.json` is built from ``operations``, and every route added here is in it.
-@available(LatchkeyServer 1.0, *)
 ///
 /// Used while the router is built, from one task.
+@available(LatchkeyServer 1.0, *)
 package final class APIRoutes<Context: RequestContext> {
     private let router: Router<Context>
     /// The operations added, in order, each with what its requirements add to it.
