@@ -8,20 +8,28 @@ package struct SigV4Timestamp: Sendable, Hashable {
     /// `yyyyMMdd` in UTC: the first part of the credential scope.
     package let date: String
 
-    /// The timestamp of `date`.
+    /// The timestamp of `date`, computed with integer arithmetic (the proleptic Gregorian calendar in UTC; Foundation's
+    /// `Calendar` costs more than the whole rest of a signature on Linux).
     package init(_ date: Date) {
-        let parts = Self.calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
-        func padded(_ value: Int?, _ width: Int) -> String {
-            let digits = String(value ?? 0)
+        let seconds = Int64(date.timeIntervalSince1970.rounded(.down))
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secondOfDay = seconds - days * 86_400
+        // Howard Hinnant's civil_from_days.
+        let shifted = days + 719_468
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        func padded(_ value: Int64, _ width: Int) -> String {
+            let digits = String(value)
             return String(repeating: "0", count: max(0, width - digits.count)) + digits
         }
-        self.date = padded(parts.year, 4) + padded(parts.month, 2) + padded(parts.day, 2)
-        self.dateTime = self.date + "T" + padded(parts.hour, 2) + padded(parts.minute, 2) + padded(parts.second, 2) + "Z"
+        self.date = padded(year, 4) + padded(month, 2) + padded(day, 2)
+        self.dateTime =
+            self.date + "T" + padded(secondOfDay / 3600, 2) + padded(secondOfDay % 3600 / 60, 2) + padded(secondOfDay % 60, 2) + "Z"
     }
-
-    private static let calendar: Calendar = {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(secondsFromGMT: 0)!
-        return calendar
-    }()
 }

@@ -117,3 +117,24 @@ struct CanonicalizationTests {
         #expect(first == fresh)
     }
 }
+
+/// The timestamp's integer arithmetic against Foundation's Gregorian calendar, across leap years and centuries.
+struct TimestampTests {
+    @available(LatchkeyServer 1.0, *)
+    @Test func theTimestampMatchesTheGregorianCalendarInUTC() {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(secondsFromGMT: 0)!
+        var generator = SystemRandomNumberGenerator()
+        let fixed: [TimeInterval] = [0, -1, 951_782_400, 951_868_799.9, 1_709_164_800, 4_107_542_399, 1_369_353_600, -86_400 * 365.25 * 30]
+        let random = (0..<2000).map { _ in TimeInterval(Int64.random(in: -2_000_000_000...8_000_000_000, using: &generator)) }
+        for seconds in fixed + random {
+            let date = Date(timeIntervalSince1970: seconds)
+            let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+            let expected = String(
+                format: "%04d%02d%02dT%02d%02d%02dZ", parts.year!, parts.month!, parts.day!, parts.hour!, parts.minute!, parts.second!)
+            let timestamp = SigV4Timestamp(date)
+            #expect(timestamp.dateTime == expected, "\(seconds)")
+            #expect(timestamp.date == String(expected.prefix(8)))
+        }
+    }
+}

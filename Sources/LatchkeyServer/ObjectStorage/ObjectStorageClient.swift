@@ -14,6 +14,8 @@ package struct ObjectStorageClient: Sendable {
     let http: HTTPClient
     private let sts: SigV4Signer
     private let s3: SigV4Signer
+    /// `<endpoint>/<bucket>`, read once.
+    private let bucketURL: URLComponents?
 
     package init(configuration: StorageConfiguration, http: HTTPClient) {
         self.configuration = configuration
@@ -21,6 +23,9 @@ package struct ObjectStorageClient: Sendable {
         let key = AWSCredentials(accessKeyID: configuration.accessKeyID ?? "", secretAccessKey: configuration.secretAccessKey ?? "")
         self.sts = SigV4Signer(region: configuration.region, service: "sts", credentials: key)
         self.s3 = SigV4Signer(region: configuration.region, service: "s3", credentials: key)
+        var bucketURL = URLComponents(string: configuration.resolvedEndpoint)
+        bucketURL?.path += "/" + (configuration.bucket ?? "")
+        self.bucketURL = bucketURL
     }
 
     /// Calls STS `AssumeRole` for `userID`: the configured role, a session name derived from the user ID, the configured
@@ -71,9 +76,8 @@ package struct ObjectStorageClient: Sendable {
 
     /// `<endpoint>/<bucket>/<key>`, path-style (what every S3-compatible store understands, and AWS too).
     private func objectURL(key: String?) throws -> URLComponents {
-        guard var components = URLComponents(string: self.configuration.resolvedEndpoint) else { throw Self.misconfigured }
-        let bucket = self.configuration.bucket ?? ""
-        components.path = components.path + "/" + bucket + (key.map { "/" + $0 } ?? "/")
+        guard var components = self.bucketURL else { throw Self.misconfigured }
+        components.path += key.map { "/" + $0 } ?? "/"
         return components
     }
 
