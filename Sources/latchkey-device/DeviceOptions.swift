@@ -58,11 +58,11 @@ struct DeviceOptions: ParsableArguments {
     static func exitCode(for error: LatchkeyError) -> Int32 {
         switch error {
         case .notSignedIn, .sessionExpired, .unauthorized, .invalidDeviceSecret, .invalidAccessCode, .accessCodeForAnotherDevice, .signInRejected,
-            .reauthenticationRequired:
+            .reauthenticationRequired, .unknownDevice:
             3
         case .rateLimited: 4
         case .offline, .server, .storeUnavailable, .invalidResponse: 5
-        case .rejected, .missingDeviceID, .notRefreshable, .identityAlreadyLinked: 1
+        case .rejected, .missingDeviceID, .notRefreshable, .identityAlreadyLinked, .invalidKey, .storageNotConfigured: 1
         }
     }
 }
