@@ -73,6 +73,15 @@ enum Output {
         Swift.print(String(decoding: data, as: UTF8.self))
     }
 
+    /// Prints `value` as JSON the way the server writes it (snake_case keys, ISO 8601 dates).
+    static func printJSON(encoding value: some Encodable) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        guard let data = try? encoder.encode(value) else { return }
+        Swift.print(String(decoding: data, as: UTF8.self))
+    }
+
     static func error(_ message: String) {
         FileHandle.standardError.write(Data("error: \(message)\n".utf8))
     }
