@@ -58,11 +58,11 @@ struct DeviceOptions: ParsableArguments {
     static func exitCode(for error: LatchkeyError) -> Int32 {
         switch error {
         case .notSignedIn, .sessionExpired, .unauthorized, .invalidDeviceSecret, .invalidAccessCode, .accessCodeForAnotherDevice, .signInRejected,
-            .reauthenticationRequired:
+            .reauthenticationRequired, .unknownDevice:
             3
         case .rateLimited: 4
         case .offline, .server, .storeUnavailable, .invalidResponse: 5
-        case .rejected, .missingDeviceID, .notRefreshable, .identityAlreadyLinked: 1
+        case .rejected, .missingDeviceID, .notRefreshable, .identityAlreadyLinked, .invalidKey, .storageNotConfigured: 1
         }
     }
 }
@@ -70,6 +70,15 @@ struct DeviceOptions: ParsableArguments {
 enum Output {
     static func printJSON(_ value: Any) {
         guard let data = try? JSONSerialization.data(withJSONObject: value, options: [.prettyPrinted, .sortedKeys]) else { return }
+        Swift.print(String(decoding: data, as: UTF8.self))
+    }
+
+    /// Prints `value` as JSON the way the server writes it (snake_case keys, ISO 8601 dates).
+    static func printJSON(encoding value: some Encodable) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        guard let data = try? encoder.encode(value) else { return }
         Swift.print(String(decoding: data, as: UTF8.self))
     }
 

@@ -15,7 +15,10 @@ struct LatchkeyDevice: AsyncParsableCommand {
             State (device UUID, device secret, tokens) lives in --state, like an app's Keychain between launches.
             Exit codes: 0 ok, 1 request refused, 2 usage, 3 signed out or unauthorized, 4 rate limited, 5 offline or server error.
             """,
-        subcommands: [Status.self, Register.self, Guest.self, Redeem.self, Apple.self, Me.self, Refresh.self, Call.self, SignOut.self])
+        subcommands: [
+            Status.self, Register.self, Guest.self, Redeem.self, Apple.self, Me.self, Refresh.self, Call.self, Storage.self, Assets.self,
+            SignOut.self,
+        ])
 
     // Declared here too so the options may come before the command, as in `latchkey-device --state DIR status`.
     @OptionGroup var options: DeviceOptions
@@ -27,8 +30,9 @@ enum Main {
     static func main() async {
         do {
             var command = try LatchkeyDevice.parseAsRoot()
-            if command is LatchkeyDevice {  // no command given
-                FileHandle.standardError.write(Data((LatchkeyDevice.helpMessage() + "\n").utf8))
+            let parsed = type(of: command)
+            if !parsed.configuration.subcommands.isEmpty {  // no command given, or a group (storage, assets) without its command
+                FileHandle.standardError.write(Data((LatchkeyDevice.helpMessage(for: parsed) + "\n").utf8))
                 LatchkeyDevice.exit(withError: ExitCode(2))
             }
             if var command = command as? any AsyncParsableCommand {

@@ -21,6 +21,18 @@ import Testing
         ),
         ("AppleSignInRequest", AppleSignInRequest(identityToken: secret, rawNonce: secret, authorizationCode: secret)),
         ("TokenExchangeRequest", TokenExchangeRequest(subjectToken: secret)),
+        (
+            "StorageCredentials",
+            StorageCredentials(
+                accessKeyID: secret, secretAccessKey: secret, sessionToken: secret, expiration: Date(timeIntervalSince1970: 1_800_000_000),
+                expiresIn: 3600, bucket: "photos", region: "us-east-1", endpoint: "https://s3.us-east-1.amazonaws.com", prefix: "users/u/")
+        ),
+        (
+            "PresignedURL",
+            PresignedURL(
+                url: "https://s3.us-east-1.amazonaws.com/photos/users/u/a.jpg?X-Amz-Signature=\(secret)", method: .get, headers: [:],
+                expiresAt: Date(timeIntervalSince1970: 1_800_000_000))
+        ),
     ]
 
     @Test(arguments: values.map(\.0))

@@ -44,6 +44,16 @@ public enum LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible, 
     /// The server answered 403 `reauthentication_required`: linking, unlinking or deleting the account needs a recent
     /// sign-in. Sign in again, then retry.
     case reauthenticationRequired
+    /// The server answered 401 `unknown_device`: it knows no device with this install's device UUID, which is all an
+    /// asset request carries. Register the device (``LatchkeySession/registerDevice()`` or
+    /// ``LatchkeySession/registerUser()``), then retry.
+    case unknownDevice
+    /// The server answered 400 `invalid_key`: the object key (or asset prefix) is empty, too long, or could leave its
+    /// folder (`..` or `.` segments, a leading `/`, a backslash, …). Nothing was signed; `message` says which rule.
+    case invalidKey(message: String)
+    /// The server answered 404 `not_found` to a storage request: it has no storage configured (for assets, no assets
+    /// folder).
+    case storageNotConfigured
 
     /// A short sentence a person can read.
     public var description: String {
@@ -67,6 +77,9 @@ public enum LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible, 
         case .signInRejected(_, let message): "The sign-in was not accepted: \(message)"
         case .identityAlreadyLinked: "This sign-in already belongs to another account. Nothing was linked or merged."
         case .reauthenticationRequired: "For your security, please sign in again to do this."
+        case .unknownDevice: "This device is not registered with the server yet. Register it, then try again."
+        case .invalidKey(let message): "The storage key was refused: \(message)"
+        case .storageNotConfigured: "This server offers no storage."
         }
     }
 
@@ -82,6 +95,9 @@ public enum LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible, 
         case .invalidDeviceSecret: .invalidDeviceSecret
         case .identityAlreadyLinked: .identityAlreadyLinked
         case .reauthenticationRequired: .reauthenticationRequired
+        case .unknownDevice: .unknownDevice
+        case .invalidKey: .invalidKey
+        case .storageNotConfigured: .notFound
         default: nil
         }
     }
@@ -93,6 +109,10 @@ public enum LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible, 
         switch response.status {
         case 400 where detail?.code == .invalidHeader:
             return .missingDeviceID(message: message)
+        case 400 where detail?.code == .invalidKey:
+            return .invalidKey(message: message)
+        case 401 where detail?.code == .unknownDevice:
+            return .unknownDevice
         case 401 where detail?.code == .invalidDeviceSecret:
             return .invalidDeviceSecret
         case 401:

@@ -48,8 +48,7 @@ extension LatchkeySession {
     }
 
     func replaceDeviceIdentity(_ reason: DeviceIdentityChange) throws {
-        self.generation += 1
-        self.refreshInFlight = nil
+        self.startNewGeneration()
         let fresh = StoredCredentials(deviceID: UUID(), deviceKey: self.configuration.usesDeviceKey ? DeviceKey.generate() : nil)
         try self.persist(fresh)
         self.defaults.set(fresh.deviceID.uuidString, forKey: self.configuration.deviceIDDefaultsKey)

@@ -24,9 +24,12 @@ public actor LatchkeySession {
 
     /// The credentials as last read or written; `nil` until first loaded.
     var credentials: StoredCredentials?
-    /// Bumped whenever a session ends or a new one starts; a refresh started under an older generation may not write.
+    /// Bumped whenever a session ends or a new one starts; a refresh or storage fetch started under an older generation may
+    /// not write.
     var generation = 0
     var refreshInFlight: RefreshInFlight?
+    /// Storage credentials of the signed-in user, and the fetch of new ones in flight; forgotten with the session.
+    var storageCache = StorageCredentialsCache()
     /// The current state.
     public private(set) var state: AuthState = .restoring
     private var stateContinuations: [UUID: AsyncStream<AuthState>.Continuation] = [:]
@@ -118,8 +121,7 @@ public actor LatchkeySession {
         var credentials = try self.loadCredentials()
         credentials.session = session
         if let deviceSecret { credentials.deviceSecret = deviceSecret }
-        self.generation += 1
-        self.refreshInFlight = nil
+        self.startNewGeneration()
         try self.persist(credentials)
         self.setState(.signedIn(AuthSession(session)))
         return AuthSession(session)
@@ -127,13 +129,20 @@ public actor LatchkeySession {
 
     /// Ends the current session locally (the device identity stays) and moves to `state`.
     func endSession(_ state: AuthState) {
-        self.generation += 1
-        self.refreshInFlight = nil
+        self.startNewGeneration()
         if var credentials = self.credentials ?? (try? self.loadCredentials()), credentials.session != nil {
             credentials.session = nil
             try? self.persist(credentials)
         }
         self.setState(state)
+    }
+
+    /// Lets go of everything that belonged to the session in use: a refresh or storage fetch still in flight may no longer
+    /// write, and the storage credentials are forgotten.
+    func startNewGeneration() {
+        self.generation += 1
+        self.refreshInFlight = nil
+        self.storageCache = StorageCredentialsCache()
     }
 
     /// Whether `session`'s access token expires within the clock-skew buffer.
@@ -151,6 +160,9 @@ public actor LatchkeySession {
         var items = parts.count > 1 ? (URLComponents(string: "?" + parts[1])?.queryItems ?? []) : []
         items += queryItems
         components.queryItems = items.isEmpty ? nil : items
+        // URLComponents leaves `+` as it is, which form decoding (many servers and proxies) reads as a space: an asset key
+        // such as `c++/kit.zip` must arrive as written.
+        components.percentEncodedQuery = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
         guard let url = components.url else { throw LatchkeyError.invalidResponse }
         return url
     }

@@ -91,12 +91,16 @@ extension TransportResponse {
 @available(LatchkeyServer 1.0, *)
 struct Fixture {
     static let serverURL = URL(string: "https://auth.example.test")!
-    let clock = ManualLatchkeyClock()
+    let clock: ManualLatchkeyClock
     let store = InMemorySecureStore()
     let defaults = InMemoryKeyValueStore()
     let transport: StubTransport
 
-    init(_ handler: @escaping StubTransport.Handler = { _ in TransportResponse(status: 404) }) { self.transport = StubTransport(handler) }
+    /// A fixture whose session reads `clock` (which the stub handler may read too).
+    init(clock: ManualLatchkeyClock = ManualLatchkeyClock(), _ handler: @escaping StubTransport.Handler = { _ in TransportResponse(status: 404) }) {
+        self.clock = clock
+        self.transport = StubTransport(handler)
+    }
 
     func session(_ configure: (inout LatchkeySession.Configuration) -> Void = { _ in }) -> LatchkeySession {
         var configuration = LatchkeySession.Configuration(serverURL: Self.serverURL)
