@@ -139,8 +139,9 @@ let package = Package(
                 "LatchkeyTestSupport",
                 "LatchkeyClient",
                 "LatchkeyAPI",
-                // End-to-end tests start a live server in process.
+                // End-to-end tests start a live server in process (and sign S3 requests, as an app's S3 SDK would).
                 "LatchkeyServer",
+                "LatchkeySigV4",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny"), serverAvailability]
