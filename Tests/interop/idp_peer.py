@@ -24,6 +24,7 @@ Test controls:
   GET  /test/stats[?tag=T]             {"apple_jwks_fetches": n, "clerk_jwks_fetches": n[, "tag_fetches": n]}
                                        (JWKS fetched as /auth/keys?tag=T are counted per tag too)
   GET  /test/developer-key             {"team_id", "key_id", "private_key_pem"} (PKCS#8 PEM)
+  GET  /test/developer-key.pem         the same private key as a PEM file (for a server's apple.private-key-file)
   GET  /test/public-key?kid=K          {"kid", "pem"}: the public key K as PEM
   POST /test/mint/apple                {"claims", "omit", "kid", "sign_with", "alg"} -> {"token"}
   POST /test/mint/clerk                {"claims", "omit", "kid", "sign_with"} -> {"token"}
@@ -391,6 +392,7 @@ class Handler(BaseHTTPRequestHandler):
             ("GET", "/down/.well-known/jwks.json"): self.down_keys,
             ("GET", "/test/stats"): self.stats,
             ("GET", "/test/developer-key"): self.developer_key,
+            ("GET", "/test/developer-key.pem"): self.developer_key_pem,
             ("GET", "/test/public-key"): self.public_key,
             ("GET", "/test/revoked"): self.revoked,
             ("POST", "/test/mint/apple"): lambda: self.send(200, {"token": mint_apple(self.json_body())}),
@@ -465,6 +467,14 @@ class Handler(BaseHTTPRequestHandler):
     def developer_key(self) -> None:
         pem = DEVELOPER_KEY.as_pem(private=True).decode()
         self.send(200, {"team_id": TEAM_ID, "key_id": DEVELOPER_KEY_ID, "private_key_pem": pem})
+
+    def developer_key_pem(self) -> None:
+        raw = DEVELOPER_KEY.as_pem(private=True)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-pem-file")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
 
     def revoked(self) -> None:
         with LOCK:
