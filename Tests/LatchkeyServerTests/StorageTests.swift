@@ -284,10 +284,11 @@ struct StorageConfigurationTests {
         ("storage.assets-prefix", { $0.assetsPrefix = "/assets/" }), ("storage.actions", { $0.actions = ["GetObject"] }),
         ("storage.presign-lifetime", { $0.presignLifetime = 604_801 }), ("storage.endpoint", { $0.endpoint = "ftp://x" }),
         ("storage.timeout", { $0.timeout = 0 }),
+        ("session policy over STS's 2048 characters", { $0.actions = (0..<200).map { "s3:Action\($0)" } }),
     ]
 
     @available(LatchkeyServer 1.0, *)
-    @Test(arguments: 0..<11)
+    @Test(arguments: 0..<12)
     func aSettingThatCannotWorkIsRefusedAtStart(index: Int) async throws {
         let (key, breakIt) = Self.broken[index]
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-storage-\(UUID().uuidString)")

@@ -4,6 +4,14 @@ import Hummingbird
 import LatchkeyAPI
 import NIOCore
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 @available(LatchkeyServer 1.0, *)
 extension RateLimiter {
     /// Runs `body` if `key` is within `policy`, with `X-RateLimit-Limit/Remaining/Reset` on the answer
@@ -100,10 +108,10 @@ enum ClientNetwork {
     /// `address` itself for IPv4 (an IPv4-mapped IPv6 address counts as its IPv4 address), the `/64` it lies in for
     /// IPv6, and the text unchanged when it is not an IP address.
     static func key(of address: String) -> String {
-        guard address.contains(":"), let parsed = try? SocketAddress(ipAddress: address, port: 0), case .v6(let v6) = parsed else {
-            return address
-        }
-        let bytes = withUnsafeBytes(of: v6.address.sin6_addr) { Array($0) }
+        // inet_pton into 16 bytes, not `sockaddr_in6.sin6_addr`: that C struct is declared by two modules (the C
+        // library's and NIO's CNIOLinux), and which one a clean build credits it to varies.
+        var bytes = [UInt8](repeating: 0, count: 16)
+        guard address.contains(":"), inet_pton(AF_INET6, address, &bytes) == 1 else { return address }
         if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF {
             return bytes[12..<16].map(String.init).joined(separator: ".")
         }

@@ -87,6 +87,11 @@ public struct StorageConfiguration: Sendable, Equatable {
         if self.actions.isEmpty || self.actions.contains(where: { !$0.hasPrefix("s3:") }) {
             problems.append("storage.actions must list S3 actions (s3:GetObject, …)")
         }
+        // STS takes a session policy of at most 2048 characters; a long bucket name or many actions could pass it.
+        let policy = SessionPolicy(bucket: self.bucket ?? "", prefix: self.prefix(ofUser: UUID().uuidString.lowercased()), actions: self.actions)
+        if policy.json.count > 2048 {
+            problems.append("storage.bucket, storage.user-prefix and storage.actions make a session policy over STS's 2048 characters")
+        }
         for (key, url) in [("storage.endpoint", self.resolvedEndpoint), ("storage.sts-endpoint", self.resolvedSTSEndpoint)] {
             guard let components = URLComponents(string: url), ["http", "https"].contains(components.scheme ?? ""), components.host != nil
             else {
