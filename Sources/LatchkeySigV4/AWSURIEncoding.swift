@@ -8,7 +8,8 @@
 package enum AWSURIEncoding {
     /// `text` with every byte but the unreserved ones percent-encoded (`/` too).
     package static func encode(_ text: some StringProtocol) -> String {
-        self.encode(bytes: Array(text.utf8))
+        if text.utf8.allSatisfy(Self.isUnreserved) { return String(text) }
+        return self.encode(bytes: Array(text.utf8))
     }
 
     /// `bytes` with every byte but the unreserved ones percent-encoded (`/` too).
@@ -50,7 +51,9 @@ package enum AWSURIEncoding {
 
     /// `text` decoded, then encoded the AWS way: how a URL's path segment or query part is canonicalised.
     package static func reencode(_ text: some StringProtocol) -> String {
-        self.encode(bytes: self.decode(text))
+        // Most segments and values are unreserved characters only: nothing to decode or encode.
+        if text.utf8.allSatisfy(Self.isUnreserved) { return String(text) }
+        return self.encode(bytes: self.decode(text))
     }
 
     private static func isUnreserved(_ byte: UInt8) -> Bool {
