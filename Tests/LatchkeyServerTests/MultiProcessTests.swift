@@ -196,7 +196,7 @@ struct MultiProcessTests {
         }
         for run in runs { #expect(run.exitCode == 0, "\(run)") }
         let opened = try PostgresLatchkeyDatabase(url: database, logger: TestServer.quietLogger)
-        let (versions, activeKeys) = try await withRunning(opened) {
+        let (versions, activeKeys) = try await opened.whileRunning {
             try await opened.read { sql in
                 let versions = try await sql.raw("SELECT version FROM latchkey_migrations ORDER BY version").all()
                     .map { try $0.decode(column: "version", as: Int.self) }

@@ -53,7 +53,7 @@ private func withStore(_ backend: TestBackend, _ body: @Sendable (SQLLatchkeySto
         // enough that contracts running in parallel stay well under PostgreSQL's connection limit.
         case .postgresql: try PostgresLatchkeyDatabase(url: location, timeout: 30, maximumConnections: 6, logger: logger)
         }
-    try await withRunning(database) {
+    try await database.whileRunning {
         try await Migrations.run(on: database, clock: ManualClock(start: contractEpoch), logger: logger)
         try await body(SQLLatchkeyStore(database: database))
     }

@@ -82,23 +82,13 @@ public struct LatchkeyServices: Sendable {
     ) async throws -> T {
         try Self.validate(configuration)
         let database = try await Self.openDatabase(configuration, logger: logger)
-        return try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await database.run() }
-            do {
-                try await Migrations.run(on: database, clock: clock, logger: logger)
-                let recorded = recordIssuer || configuration.publicURL != nil ? nil : try await SQLLatchkeyStore(database: database).setting("issuer")
-                let services = try await Self.make(
-                    configuration: configuration, database: database, clock: clock, issuer: recorded ?? configuration.issuer, logger: logger)
-                try await services.prepare(recordingIssuer: recordIssuer)
-                let result = try await body(services)
-                group.cancelAll()
-                await database.close()
-                return result
-            } catch {
-                group.cancelAll()
-                await database.close()
-                throw error
-            }
+        return try await database.whileRunning {
+            try await Migrations.run(on: database, clock: clock, logger: logger)
+            let recorded = recordIssuer || configuration.publicURL != nil ? nil : try await SQLLatchkeyStore(database: database).setting("issuer")
+            let services = try await Self.make(
+                configuration: configuration, database: database, clock: clock, issuer: recorded ?? configuration.issuer, logger: logger)
+            try await services.prepare(recordingIssuer: recordIssuer)
+            return try await body(services)
         }
     }
 

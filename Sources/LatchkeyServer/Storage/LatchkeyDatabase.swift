@@ -79,6 +79,24 @@ public struct StoreError: Error, Hashable, Sendable, CustomStringConvertible {
 
 @available(LatchkeyServer 1.0, *)
 extension LatchkeyDatabase {
+    /// Runs `body` while this database's own service runs (PostgreSQL's pool needs it), then stops the service and
+    /// closes the database, whether `body` succeeded or threw.
+    package func whileRunning<T>(_ body: () async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await self.run() }
+            do {
+                let result = try await body()
+                group.cancelAll()
+                await self.close()
+                return result
+            } catch {
+                group.cancelAll()
+                await self.close()
+                throw error
+            }
+        }
+    }
+
     /// Succeeds when the database answers a trivial query.
     package func ping() async throws {
         _ = try await self.read { sql in try await sql.raw("SELECT 1 AS one").first() != nil }

@@ -44,7 +44,7 @@ enum TestPostgres {
         guard let base = self.url else { throw Unavailable() }
         let schema = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
         let database = try PostgresLatchkeyDatabase(url: base, timeout: 30, maximumConnections: 1, logger: TestServer.quietLogger)
-        try await withRunning(database) {
+        try await database.whileRunning {
             try await database.transaction { sql in try await sql.raw("CREATE SCHEMA \(unsafeRaw: schema)").run() }
         }
         return base + (base.contains("?") ? "&" : "?") + "search_path=" + schema
@@ -58,24 +58,6 @@ extension TestBackend {
         switch self {
         case .sqlite: directory.appendingPathComponent("latchkey.sqlite").path
         case .postgresql: try await TestPostgres.freshDatabaseURL()
-        }
-    }
-}
-
-/// Runs `body` while `database`'s own service runs (PostgreSQL's pool needs it), then stops it and closes the database.
-@available(LatchkeyServer 1.0, *)
-func withRunning<T: Sendable>(_ database: any LatchkeyDatabase, _ body: () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask { try await database.run() }
-        do {
-            let result = try await body()
-            group.cancelAll()
-            await database.close()
-            return result
-        } catch {
-            group.cancelAll()
-            await database.close()
-            throw error
         }
     }
 }
