@@ -12,13 +12,19 @@ package enum AWSURIEncoding {
         return self.encode(bytes: Array(text.utf8))
     }
 
-    /// `bytes` with every byte but the unreserved ones percent-encoded (`/` too).
-    package static func encode(bytes: [UInt8]) -> String {
+    /// A path: every byte but the unreserved ones and `/` percent-encoded, as encoding each segment would.
+    package static func encodePath(_ path: String) -> String {
+        if path.utf8.allSatisfy({ Self.isUnreserved($0) || $0 == UInt8(ascii: "/") }) { return path }
+        return self.encode(bytes: Array(path.utf8), keeping: UInt8(ascii: "/"))
+    }
+
+    /// `bytes` with every byte but the unreserved ones (and `kept`) percent-encoded.
+    package static func encode(bytes: [UInt8], keeping kept: UInt8? = nil) -> String {
         let hex = Array("0123456789ABCDEF".utf8)
         var encoded: [UInt8] = []
         encoded.reserveCapacity(bytes.count)
         for byte in bytes {
-            if self.isUnreserved(byte) {
+            if self.isUnreserved(byte) || byte == kept {
                 encoded.append(byte)
             } else {
                 encoded.append(UInt8(ascii: "%"))

@@ -29,16 +29,18 @@ public enum SigV4Payload: Sendable, Hashable {
 }
 
 @available(LatchkeyServer 1.0, *)
-extension Sequence where Element == UInt8 {
+extension ContiguousBytes {
     /// Lowercase hexadecimal, two digits a byte, as SigV4 writes hashes and signatures.
     package var hexEncoded: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(self.underestimatedCount * 2)
-        for byte in self {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0f)])
+        self.withUnsafeBytes { bytes in
+            String(unsafeUninitializedCapacity: bytes.count * 2) { text in
+                let digits: StaticString = "0123456789abcdef"
+                for (index, byte) in bytes.enumerated() {
+                    text[2 * index] = digits.utf8Start[Int(byte >> 4)]
+                    text[2 * index + 1] = digits.utf8Start[Int(byte & 0x0f)]
+                }
+                return bytes.count * 2
+            }
         }
-        return String(decoding: text, as: UTF8.self)
     }
 }

@@ -23,10 +23,10 @@ package struct SigV4RequestTarget: Sendable {
         }
     }
 
-    /// The URL with its user, fragment, path and query set aside.
-    private let base: URLComponents
+    /// `scheme://host[:port]`: the URL without user, password, path, query and fragment.
+    private let origin: String
     /// The path as it is sent: every segment AWS-encoded once, `/` kept.
-    package let encodedPath: String
+    package private(set) var encodedPath: String
     /// The query parameters in the URL's order.
     package var parameters: [Parameter]
     /// The `host` header: the lowercase host, with the port unless it is the scheme's default.
@@ -59,7 +59,17 @@ package struct SigV4RequestTarget: Sendable {
         base.fragment = nil
         base.percentEncodedPath = ""
         base.percentEncodedQuery = nil
-        self.base = base
+        guard let origin = base.string else { throw SigV4Error(code: .invalidURL, message: "the URL to sign could not be read") }
+        self.origin = origin
+    }
+
+    /// This target with `path` (not percent-encoded: every byte is taken as it is) appended below its path, each
+    /// `/`-separated segment AWS-encoded: an object's URL from its bucket's, without reading a URL again.
+    package func appendingPath(_ path: String) -> SigV4RequestTarget {
+        var target = self
+        let base = self.encodedPath.hasSuffix("/") ? self.encodedPath.dropLast() : Substring(self.encodedPath)
+        target.encodedPath = base + "/" + AWSURIEncoding.encodePath(path)
+        return target
     }
 
     /// The canonical URI: the path as sent (S3), or, for every other service, normalised as botocore does (no `.`,
@@ -73,18 +83,25 @@ package struct SigV4RequestTarget: Sendable {
     /// The canonical query string: parameters sorted by name, then value (bytewise), repeated names kept, `name=`
     /// for an empty value.
     package var canonicalQuery: String {
-        self.parameters.sorted { left, right in
+        // Already in order (a presigned object URL: the signer's own parameters, which it adds sorted)?
+        let inOrder = zip(self.parameters, self.parameters.dropFirst()).allSatisfy { left, right in
+            left.name.utf8.lexicographicallyPrecedes(right.name.utf8)
+        }
+        if inOrder { return self.parameters.map { "\($0.name)=\($0.value)" }.joined(separator: "&") }
+        return self.parameters.sorted { left, right in
             left.name == right.name
                 ? left.value.utf8.lexicographicallyPrecedes(right.value.utf8) : left.name.utf8.lexicographicallyPrecedes(right.name.utf8)
         }.map { "\($0.name)=\($0.value)" }.joined(separator: "&")
     }
 
+    /// The URL to send as text: the origin, the encoded path, and `query` (already encoded) unless it is empty.
+    package func urlString(query: String) -> String {
+        query.isEmpty ? self.origin + self.encodedPath : self.origin + self.encodedPath + "?" + query
+    }
+
     /// The URL to send: the encoded path, and `query` (already encoded) unless it is empty.
     package func url(query: String) throws -> URL {
-        var components = self.base
-        components.percentEncodedPath = self.encodedPath
-        components.percentEncodedQuery = query.isEmpty ? nil : query
-        guard let url = components.url else {
+        guard let url = URL(string: self.urlString(query: query)) else {
             throw SigV4Error(code: .invalidURL, message: "the signed URL could not be formed")
         }
         return url

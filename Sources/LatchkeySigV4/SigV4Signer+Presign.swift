@@ -28,26 +28,48 @@ extension SigV4Signer {
     package func presignedRequest(
         method: String, url: URLComponents, headers: [String: String] = [:], expiresAfter seconds: Int, payload: SigV4Payload? = nil, date: Date
     ) throws -> SigV4SignedRequest {
+        let (url, signature) = try self.presigned(
+            method: method, target: try SigV4RequestTarget(url: url), headers: headers, expiresAfter: seconds, payload: payload, date: date)
+        guard let url = URL(string: url) else { throw SigV4Error(code: .invalidURL, message: "the signed URL could not be formed") }
+        return SigV4SignedRequest(url: url, headers: [:], body: nil, signature: signature)
+    }
+
+    /// A presigned URL, as text, for a target read once and reused (``SigV4RequestTarget/appendingPath(_:)`` for each
+    /// object below a bucket): the server's fast path, no URL parsed or formed.
+    package func presignedURL(
+        method: String, target: SigV4RequestTarget, headers: [String: String] = [:], expiresAfter seconds: Int, payload: SigV4Payload? = nil,
+        date: Date
+    ) throws -> String {
+        try self.presigned(method: method, target: target, headers: headers, expiresAfter: seconds, payload: payload, date: date).url
+    }
+
+    private func presigned(
+        method: String, target: SigV4RequestTarget, headers: [String: String], expiresAfter seconds: Int, payload: SigV4Payload?, date: Date
+    ) throws -> (url: String, signature: SigV4Signature) {
         guard (1...Self.maximumPresignedLifetime).contains(seconds) else {
             throw SigV4Error(code: .invalidExpiry, message: "a presigned URL lives 1 to \(Self.maximumPresignedLifetime) seconds, not \(seconds)")
         }
-        var target = try SigV4RequestTarget(url: url)
+        var target = target
         let timestamp = SigV4Timestamp(date)
-        let signed = self.canonicalHeaders(headers.filter { !Self.signerHeaderNames.contains($0.key.lowercased()) }, host: target.host)
+        let day = self.day(of: timestamp)
+        let signed = self.canonicalHeaders(
+            headers.isEmpty ? headers : headers.filter { !Self.signerHeaderNames.contains($0.key.lowercased()) }, host: target.host)
+        // Names are unreserved characters: only the values need encoding (the credential's once a day).
         var authorization = [
-            ("X-Amz-Algorithm", "AWS4-HMAC-SHA256"),
-            ("X-Amz-Credential", "\(self.credentials.accessKeyID)/\(timestamp.date)/\(self.region)/\(self.service)/aws4_request"),
-            ("X-Amz-Date", timestamp.dateTime),
-            ("X-Amz-Expires", String(seconds)),
-            ("X-Amz-SignedHeaders", signed.names),
+            SigV4RequestTarget.Parameter(name: "X-Amz-Algorithm", value: "AWS4-HMAC-SHA256"),
+            SigV4RequestTarget.Parameter(name: "X-Amz-Credential", value: day.encodedCredential),
+            SigV4RequestTarget.Parameter(name: "X-Amz-Date", value: timestamp.dateTime),
+            SigV4RequestTarget.Parameter(name: "X-Amz-Expires", value: String(seconds)),
+            SigV4RequestTarget.Parameter(name: "X-Amz-SignedHeaders", value: AWSURIEncoding.encode(signed.names)),
         ]
-        if let token = self.credentials.sessionToken { authorization.append(("X-Amz-Security-Token", token)) }
-        target.parameters += authorization.map { SigV4RequestTarget.Parameter.encoding(name: $0.0, value: $0.1) }
+        if let token = self.credentials.sessionToken {
+            authorization.insert(SigV4RequestTarget.Parameter(name: "X-Amz-Security-Token", value: AWSURIEncoding.encode(token)), at: 4)
+        }
+        target.parameters += authorization
         let payload = payload ?? (self.service == "s3" ? .unsigned : .empty)
         let query = target.canonicalQuery
         let signature = self.signature(
             method: method, target: target, query: query, headers: signed, payloadHash: payload.canonicalValue, timestamp: timestamp)
-        return SigV4SignedRequest(
-            url: try target.url(query: "\(query)&X-Amz-Signature=\(signature.signature)"), headers: [:], body: nil, signature: signature)
+        return (target.urlString(query: "\(query)&X-Amz-Signature=\(signature.signature)"), signature)
     }
 }

@@ -17,6 +17,7 @@ extension SigV4Signer {
     /// Names are lowercased; values trimmed, inner runs of whitespace made one space; the values of names that differ
     /// only in case are joined with `,` in the order of the original names.
     func canonicalHeaders(_ headers: [String: String], host: String) -> (lines: String, names: String) {
+        if headers.isEmpty { return ("host:" + host, "host") }  // a presigned download: the host alone
         var values: [String: [String]] = [:]
         for (name, value) in headers.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
             let name = name.lowercased()
@@ -34,17 +35,34 @@ extension SigV4Signer {
         method: String, target: SigV4RequestTarget, query: String, headers: (lines: String, names: String), payloadHash: String,
         timestamp: SigV4Timestamp
     ) -> SigV4Signature {
-        let canonicalRequest = [
-            method.uppercased(), target.canonicalURI(doubleEncodingPath: self.doubleEncodesPath), query, headers.lines + "\n", headers.names,
-            payloadHash,
-        ].joined(separator: "\n")
-        let scope = "\(timestamp.date)/\(self.region)/\(self.service)/aws4_request"
-        let stringToSign = ["AWS4-HMAC-SHA256", timestamp.dateTime, scope, SHA256.hash(data: Data(canonicalRequest.utf8)).hexEncoded]
-            .joined(separator: "\n")
-        let key = self.keyCache.key(for: timestamp.date, derive: self.signingKey(date:))
+        let canonicalURI = target.canonicalURI(doubleEncodingPath: self.doubleEncodesPath)
+        var canonicalRequest = ""
+        canonicalRequest.reserveCapacity(canonicalURI.utf8.count + query.utf8.count + headers.lines.utf8.count + 160)
+        for part in [method.uppercased(), canonicalURI, query, headers.lines + "\n", headers.names] {
+            canonicalRequest += part
+            canonicalRequest += "\n"
+        }
+        canonicalRequest += payloadHash
+        let day = self.day(of: timestamp)
+        var hash = SHA256()
+        hash.update(utf8: canonicalRequest)
+        let stringToSign = "AWS4-HMAC-SHA256\n\(timestamp.dateTime)\n\(day.scope)\n\(hash.finalize().hexEncoded)"
+        var authenticator = day.authenticator
+        authenticator.update(utf8: stringToSign)
         return SigV4Signature(
-            canonicalRequest: canonicalRequest, stringToSign: stringToSign, credential: "\(self.credentials.accessKeyID)/\(scope)",
-            signedHeaders: headers.names, signature: HMAC<SHA256>.authenticationCode(for: Data(stringToSign.utf8), using: key).hexEncoded)
+            canonicalRequest: canonicalRequest, stringToSign: stringToSign, credential: day.credential, signedHeaders: headers.names,
+            signature: authenticator.finalize().hexEncoded)
+    }
+
+    /// The signing key and scope of `timestamp`'s day, derived once a day.
+    func day(of timestamp: SigV4Timestamp) -> SigningDay {
+        self.keyCache.day(for: timestamp.date) { date in
+            let scope = "\(date)/\(self.region)/\(self.service)/aws4_request"
+            let credential = "\(self.credentials.accessKeyID)/\(scope)"
+            return SigningDay(
+                date: date, authenticator: HMAC<SHA256>(key: self.signingKey(date: date)), scope: scope, credential: credential,
+                encodedCredential: AWSURIEncoding.encode(credential))
+        }
     }
 
     /// `kSigning = HMAC(HMAC(HMAC(HMAC("AWS4" + secret, date), region), service), "aws4_request")`.
@@ -71,5 +89,23 @@ extension SigV4Signer {
         }
         if !word.isEmpty { words.append(String(word)) }
         return words.joined(separator: " ")
+    }
+}
+
+@available(LatchkeyServer 1.0, *)
+extension HashFunction {
+    /// Hashes `text`'s UTF-8 bytes in place (no `Data` copy for a native string).
+    mutating func update(utf8 text: String) {
+        var text = text
+        text.withUTF8 { self.update(bufferPointer: UnsafeRawBufferPointer($0)) }
+    }
+}
+
+@available(LatchkeyServer 1.0, *)
+extension HMAC {
+    /// Authenticates `text`'s UTF-8 bytes in place.
+    mutating func update(utf8 text: String) {
+        var text = text
+        text.withUTF8 { self.update(data: UnsafeRawBufferPointer($0)) }
     }
 }

@@ -32,4 +32,14 @@ package struct SigV4Timestamp: Sendable, Hashable {
         self.dateTime =
             self.date + "T" + padded(secondOfDay / 3600, 2) + padded(secondOfDay % 3600 / 60, 2) + padded(secondOfDay % 60, 2) + "Z"
     }
+
+    /// `yyyy-MM-dd'T'HH:mm:ss'Z'`: the same moment in ISO 8601's extended form (what JSON bodies carry); `nil` for a
+    /// year outside 0…9999.
+    package var iso8601: String? {
+        let b = Array(self.dateTime.utf8)  // yyyyMMddTHHmmssZ
+        guard b.count == 16, b[0..<8].allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+        let (dash, colon) = (UInt8(ascii: "-"), UInt8(ascii: ":"))
+        let text = [b[0], b[1], b[2], b[3], dash, b[4], b[5], dash, b[6], b[7], b[8], b[9], b[10], colon, b[11], b[12], colon, b[13], b[14], b[15]]
+        return String(decoding: text, as: UTF8.self)
+    }
 }

@@ -135,6 +135,38 @@ struct TimestampTests {
             let timestamp = SigV4Timestamp(date)
             #expect(timestamp.dateTime == expected, "\(seconds)")
             #expect(timestamp.date == String(expected.prefix(8)))
+            if (0...9999).contains(parts.year!) {
+                #expect(timestamp.iso8601 == date.formatted(.iso8601), "\(seconds)")
+            } else {
+                #expect(timestamp.iso8601 == nil)
+            }
+        }
+    }
+}
+
+/// The server's fast path: a bucket's target read once and an object key appended signs and sends the same URL as
+/// the whole object URL read by `URLComponents`.
+struct AppendedPathTests {
+    // availability: everywhere
+    static let keys = [
+        "users/u/photos/a.jpg", "a b+c~.jpg", "é/ü/日本.png", "100%.txt", "a%2Fb", "...", ".hidden/..x", "q?x=1&y#z", "semi;colon,comma",
+        "emoji 🙂", "trailing/", "a'b(c)!*$@=:",
+    ]
+
+    @available(LatchkeyServer 1.0, *)
+    @Test(arguments: ["https://s3.us-east-1.amazonaws.com/bucket", "http://127.0.0.1:8333/my-bucket", "http://[::1]:9000/b", "https://h"])
+    func anAppendedKeyPresignsAsTheWholeURLDoes(base: String) throws {
+        let signer = CanonicalizationTests.signer(sessionToken: "token/with+chars=")
+        let bucket = try SigV4RequestTarget(url: URLComponents(string: base)!)
+        let date = Date(timeIntervalSince1970: 1_795_000_000)
+        for key in Self.keys {
+            var whole = URLComponents(string: base)!
+            whole.path += "/" + key
+            for headers in [[:], ["Content-Type": "image/jpeg"]] {
+                let expected = try signer.presign(method: "PUT", url: whole, headers: headers, expiresAfter: 300, date: date)
+                let fast = try signer.presignedURL(method: "PUT", target: bucket.appendingPath(key), headers: headers, expiresAfter: 300, date: date)
+                #expect(fast == expected.absoluteString, "\(key)")
+            }
         }
     }
 }

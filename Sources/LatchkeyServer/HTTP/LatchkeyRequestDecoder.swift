@@ -4,7 +4,8 @@ import LatchkeyAPI
 import NIOCore
 
 /// Decodes JSON request bodies for `request.decode(as:context:)`: an empty body is the type's
-/// ``EmptyBodyDecodable/emptyBody`` when it has one; anything malformed is 400 `invalid_request` naming the field at
+/// ``EmptyBodyDecodable/emptyBody`` when it has one; a plain body of a ``PlainJSONDecodable`` type is read without
+/// `JSONDecoder`, to the same value; anything malformed is 400 `invalid_request` naming the field at
 /// fault, never echoing the submitted value. (A body over the context's `maxUploadSize` is 413 before this runs.)
 @available(LatchkeyServer 1.0, *)
 public struct LatchkeyRequestDecoder: RequestDecoder {
@@ -12,6 +13,9 @@ public struct LatchkeyRequestDecoder: RequestDecoder {
         var request = request
         let buffer = try await request.collectBody(upTo: context.maxUploadSize)
         if buffer.readableBytes == 0, let empty = type as? any EmptyBodyDecodable.Type, let value = empty.emptyBody as? T { return value }
+        if let plain = type as? any PlainJSONDecodable.Type, let value = buffer.withUnsafeReadableBytes({ plain.init(plainJSON: $0) }) as? T {
+            return value
+        }
         do {
             let decoder = JSONDecoder()
             decoder.dateDecodingStrategy = .iso8601
@@ -53,16 +57,25 @@ package protocol EmptyBodyDecodable {
     static var emptyBody: Self { get }
 }
 
-/// Encodes `ResponseEncodable` answers: sorted-key JSON, ISO 8601 dates, `application/json; charset=utf-8`.
+/// Encodes `ResponseEncodable` answers: sorted-key JSON, ISO 8601 dates, `application/json; charset=utf-8`. A few
+/// answers on hot routes write the same bytes themselves (`JSONBodyWritable`).
 @available(LatchkeyServer 1.0, *)
 public struct LatchkeyResponseEncoder: ResponseEncoder {
     public func encode(_ value: some Encodable, from request: Request, context: some RequestContext) throws -> Response {
+        if let writable = value as? any JSONBodyWritable {
+            return Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: writable.jsonBody()))
+        }
+        return Response(
+            status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: try Self.jsonEncoder().encode(value))))
+    }
+
+    /// The encoder of every other answer: keys sorted, slashes not escaped, ISO 8601 dates.
+    package static func jsonEncoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .iso8601
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return Response(
-            status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
-            body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
+        return encoder
     }
 }
 

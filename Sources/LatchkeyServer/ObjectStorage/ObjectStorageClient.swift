@@ -14,8 +14,10 @@ package struct ObjectStorageClient: Sendable {
     let http: HTTPClient
     private let sts: SigV4Signer
     private let s3: SigV4Signer
-    /// `<endpoint>/<bucket>`, read once.
+    /// `<endpoint>/<bucket>`, read once: path-style addressing, which every S3-compatible store understands, and AWS too.
     private let bucketURL: URLComponents?
+    /// The bucket's URL as a signature sees it, read once: presigning an object appends its key and parses nothing.
+    private let bucketTarget: SigV4RequestTarget?
 
     package init(configuration: StorageConfiguration, http: HTTPClient) {
         self.configuration = configuration
@@ -26,6 +28,7 @@ package struct ObjectStorageClient: Sendable {
         var bucketURL = URLComponents(string: configuration.resolvedEndpoint)
         bucketURL?.path += "/" + (configuration.bucket ?? "")
         self.bucketURL = bucketURL
+        self.bucketTarget = bucketURL.flatMap { try? SigV4RequestTarget(url: $0) }
     }
 
     /// Calls STS `AssumeRole` for `userID`: the configured role, a session name derived from the user ID, the configured
@@ -52,7 +55,8 @@ package struct ObjectStorageClient: Sendable {
 
     /// One page of `ListObjectsV2` under `prefix`.
     func list(prefix: String, continuationToken: String?, maxKeys: Int, at date: Date) async throws -> ListObjectsResult {
-        var components = try self.objectURL(key: nil)
+        guard var components = self.bucketURL else { throw Self.misconfigured }
+        components.path += "/"
         var query = [
             URLQueryItem(name: "list-type", value: "2"), URLQueryItem(name: "prefix", value: prefix),
             URLQueryItem(name: "max-keys", value: String(maxKeys)),
@@ -69,16 +73,11 @@ package struct ObjectStorageClient: Sendable {
     }
 
     /// A presigned URL for `method` on `key` (the whole key, folder included), valid `lifetime` seconds from `date`.
-    func presign(method: String, key: String, contentType: String?, lifetime: Int, at date: Date) throws -> (url: URL, headers: [String: String]) {
+    func presign(method: String, key: String, contentType: String?, lifetime: Int, at date: Date) throws -> (url: String, headers: [String: String]) {
+        guard let bucket = self.bucketTarget else { throw Self.misconfigured }
         let headers = contentType.map { ["Content-Type": $0] } ?? [:]
-        return (try self.s3.presign(method: method, url: try self.objectURL(key: key), headers: headers, expiresAfter: lifetime, date: date), headers)
-    }
-
-    /// `<endpoint>/<bucket>/<key>`, path-style (what every S3-compatible store understands, and AWS too).
-    private func objectURL(key: String?) throws -> URLComponents {
-        guard var components = self.bucketURL else { throw Self.misconfigured }
-        components.path += key.map { "/" + $0 } ?? "/"
-        return components
+        let url = try self.s3.presignedURL(method: method, target: bucket.appendingPath(key), headers: headers, expiresAfter: lifetime, date: date)
+        return (url, headers)
     }
 
     /// Sends a signed request; the body of a 2xx answer, else 502 naming the service's error code.

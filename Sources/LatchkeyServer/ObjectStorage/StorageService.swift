@@ -4,14 +4,17 @@ import LatchkeyAPI
 /// Storage access for users and devices: vended credentials (cached per user), presigned URLs for a user's folder, and
 /// the asset listing and URLs devices fetch with their ID.
 @available(LatchkeyServer 1.0, *)
-package struct StorageService: Sendable {
+package final class StorageService: Sendable {
     let configuration: StorageConfiguration
     let client: ObjectStorageClient
     package let cache: StorageCredentialsCache
     let clock: any WallClock
+    /// `storage.user-prefix` cut at each `{user_id}`, once: a user's folder is these parts joined with the user ID.
+    private let userPrefixParts: [String]
 
     init(configuration: StorageConfiguration, client: ObjectStorageClient, cache: StorageCredentialsCache, clock: any WallClock) {
         self.configuration = configuration
+        self.userPrefixParts = configuration.userPrefix.components(separatedBy: "{user_id}")
         self.client = client
         self.cache = cache
         self.clock = clock
@@ -21,7 +24,7 @@ package struct StorageService: Sendable {
     /// call in flight per user.
     func credentials(forUser userID: String) async throws -> StorageCredentials {
         try self.requireEnabled()
-        let prefix = self.configuration.prefix(ofUser: userID)
+        let prefix = self.prefix(ofUser: userID)
         let (client, clock) = (self.client, self.clock)
         let vended = try await self.cache.credentials(forUser: userID) {
             try await client.assumeRole(forUser: userID, prefix: prefix, at: clock.now())
@@ -43,7 +46,7 @@ package struct StorageService: Sendable {
                 !contentType.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value > 0x7e })
             else { throw APIError.badRequest("content_type must be a MIME type (printable ASCII, at most 256 bytes).") }
         }
-        return try self.presigned(request.method, key: self.configuration.prefix(ofUser: userID) + key.relative, contentType: request.contentType)
+        return try self.presigned(request.method, key: self.prefix(ofUser: userID) + key.relative, contentType: request.contentType)
     }
 
     /// One page of the assets under `prefix` (relative to `storage.assets-prefix`), keys relative to it too.
@@ -66,11 +69,14 @@ package struct StorageService: Sendable {
         return try self.presigned(.get, key: root + (try ObjectKey(key)).relative, contentType: nil)
     }
 
+    /// The user's folder: `storage.user-prefix` with `{user_id}` replaced.
+    private func prefix(ofUser userID: String) -> String { self.userPrefixParts.joined(separator: userID) }
+
     private func presigned(_ method: PresignMethod, key: String, contentType: String?) throws -> PresignedURL {
         let now = self.clock.now()
         let lifetime = Int(self.configuration.presignLifetime)
         let (url, headers) = try self.client.presign(method: method.rawValue, key: key, contentType: contentType, lifetime: lifetime, at: now)
-        return PresignedURL(url: url.absoluteString, method: method, headers: headers, expiresAt: now.addingTimeInterval(TimeInterval(lifetime)))
+        return PresignedURL(url: url, method: method, headers: headers, expiresAt: now.addingTimeInterval(TimeInterval(lifetime)))
     }
 
     private func requireEnabled() throws {
