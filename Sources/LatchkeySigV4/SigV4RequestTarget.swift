@@ -24,7 +24,7 @@ package struct SigV4RequestTarget: Sendable {
     }
 
     /// `scheme://host[:port]`: the URL without user, password, path, query and fragment.
-    private let origin: String
+    package let origin: String
     /// The path as it is sent: every segment AWS-encoded once, `/` kept.
     package private(set) var encodedPath: String
     /// The query parameters in the URL's order.
@@ -83,15 +83,30 @@ package struct SigV4RequestTarget: Sendable {
     /// The canonical query string: parameters sorted by name, then value (bytewise), repeated names kept, `name=`
     /// for an empty value.
     package var canonicalQuery: String {
+        var text = UTF8Text(capacity: 256)
+        self.writeCanonicalQuery(to: &text)
+        return text.string
+    }
+
+    /// Appends ``canonicalQuery`` to `text`.
+    func writeCanonicalQuery(to text: inout UTF8Text) {
         // Already in order (a presigned object URL: the signer's own parameters, which it adds sorted)?
         let inOrder = zip(self.parameters, self.parameters.dropFirst()).allSatisfy { left, right in
             left.name.utf8.lexicographicallyPrecedes(right.name.utf8)
         }
-        if inOrder { return self.parameters.map { "\($0.name)=\($0.value)" }.joined(separator: "&") }
-        return self.parameters.sorted { left, right in
-            left.name == right.name
-                ? left.value.utf8.lexicographicallyPrecedes(right.value.utf8) : left.name.utf8.lexicographicallyPrecedes(right.name.utf8)
-        }.map { "\($0.name)=\($0.value)" }.joined(separator: "&")
+        let sorted =
+            inOrder
+            ? self.parameters
+            : self.parameters.sorted { left, right in
+                left.name == right.name
+                    ? left.value.utf8.lexicographicallyPrecedes(right.value.utf8) : left.name.utf8.lexicographicallyPrecedes(right.name.utf8)
+            }
+        for (index, parameter) in sorted.enumerated() {
+            if index > 0 { text.append(byte: UInt8(ascii: "&")) }
+            text.append(parameter.name)
+            text.append(byte: UInt8(ascii: "="))
+            text.append(parameter.value)
+        }
     }
 
     /// The URL to send as text: the origin, the encoded path, and `query` (already encoded) unless it is empty.

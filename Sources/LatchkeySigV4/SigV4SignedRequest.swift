@@ -31,9 +31,11 @@ public struct SigV4SignedRequest: Sendable {
 /// One signature and what it was computed from.
 @available(LatchkeyServer 1.0, *)
 package struct SigV4Signature: Sendable, Hashable {
-    /// The canonical request (method, URI, query, headers, signed header names, payload hash).
+    /// The canonical request (method, URI, query, headers, signed header names, payload hash); empty from
+    /// `presignedURL(method:target:…)`, which keeps only the URL.
     package let canonicalRequest: String
-    /// `AWS4-HMAC-SHA256`, the timestamp, the scope and the canonical request's hash.
+    /// `AWS4-HMAC-SHA256`, the timestamp, the scope and the canonical request's hash; empty where
+    /// ``canonicalRequest`` is.
     package let stringToSign: String
     /// `access-key-id/yyyyMMdd/region/service/aws4_request`.
     package let credential: String

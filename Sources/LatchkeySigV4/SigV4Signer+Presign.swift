@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 @available(LatchkeyServer 1.0, *)
@@ -29,7 +30,8 @@ extension SigV4Signer {
         method: String, url: URLComponents, headers: [String: String] = [:], expiresAfter seconds: Int, payload: SigV4Payload? = nil, date: Date
     ) throws -> SigV4SignedRequest {
         let (url, signature) = try self.presigned(
-            method: method, target: try SigV4RequestTarget(url: url), headers: headers, expiresAfter: seconds, payload: payload, date: date)
+            method: method, target: try SigV4RequestTarget(url: url), headers: headers, expiresAfter: seconds, payload: payload, date: date,
+            keepingCanonicalForms: true)
         guard let url = URL(string: url) else { throw SigV4Error(code: .invalidURL, message: "the signed URL could not be formed") }
         return SigV4SignedRequest(url: url, headers: [:], body: nil, signature: signature)
     }
@@ -40,11 +42,16 @@ extension SigV4Signer {
         method: String, target: SigV4RequestTarget, headers: [String: String] = [:], expiresAfter seconds: Int, payload: SigV4Payload? = nil,
         date: Date
     ) throws -> String {
-        try self.presigned(method: method, target: target, headers: headers, expiresAfter: seconds, payload: payload, date: date).url
+        try self.presigned(
+            method: method, target: target, headers: headers, expiresAfter: seconds, payload: payload, date: date, keepingCanonicalForms: false
+        ).url
     }
 
+    /// Signs in the query. The URL and the canonical request are assembled as bytes (one buffer each): this runs on
+    /// every `storage/presign`, where joining strings cost more than the hashing.
     private func presigned(
-        method: String, target: SigV4RequestTarget, headers: [String: String], expiresAfter seconds: Int, payload: SigV4Payload?, date: Date
+        method: String, target: SigV4RequestTarget, headers: [String: String], expiresAfter seconds: Int, payload: SigV4Payload?, date: Date,
+        keepingCanonicalForms: Bool
     ) throws -> (url: String, signature: SigV4Signature) {
         guard (1...Self.maximumPresignedLifetime).contains(seconds) else {
             throw SigV4Error(code: .invalidExpiry, message: "a presigned URL lives 1 to \(Self.maximumPresignedLifetime) seconds, not \(seconds)")
@@ -54,22 +61,59 @@ extension SigV4Signer {
         let day = self.day(of: timestamp)
         let signed = self.canonicalHeaders(
             headers.isEmpty ? headers : headers.filter { !Self.signerHeaderNames.contains($0.key.lowercased()) }, host: target.host)
-        // Names are unreserved characters: only the values need encoding (the credential's once a day).
-        var authorization = [
+        // Names are unreserved characters: only the values need encoding (the credential and token once a day).
+        target.parameters += [
             SigV4RequestTarget.Parameter(name: "X-Amz-Algorithm", value: "AWS4-HMAC-SHA256"),
             SigV4RequestTarget.Parameter(name: "X-Amz-Credential", value: day.encodedCredential),
             SigV4RequestTarget.Parameter(name: "X-Amz-Date", value: timestamp.dateTime),
             SigV4RequestTarget.Parameter(name: "X-Amz-Expires", value: String(seconds)),
-            SigV4RequestTarget.Parameter(name: "X-Amz-SignedHeaders", value: AWSURIEncoding.encode(signed.names)),
         ]
-        if let token = self.credentials.sessionToken {
-            authorization.insert(SigV4RequestTarget.Parameter(name: "X-Amz-Security-Token", value: AWSURIEncoding.encode(token)), at: 4)
+        if let token = day.encodedSessionToken {
+            target.parameters.append(SigV4RequestTarget.Parameter(name: "X-Amz-Security-Token", value: token))
         }
-        target.parameters += authorization
+        target.parameters.append(SigV4RequestTarget.Parameter(name: "X-Amz-SignedHeaders", value: AWSURIEncoding.encode(signed.names)))
         let payload = payload ?? (self.service == "s3" ? .unsigned : .empty)
-        let query = target.canonicalQuery
-        let signature = self.signature(
-            method: method, target: target, query: query, headers: signed, payloadHash: payload.canonicalValue, timestamp: timestamp)
-        return (target.urlString(query: "\(query)&X-Amz-Signature=\(signature.signature)"), signature)
+
+        var url = UTF8Text(capacity: 1024)
+        url.append(target.origin)
+        url.append(target.encodedPath)
+        url.append(byte: UInt8(ascii: "?"))
+        let queryStart = url.count
+        target.writeCanonicalQuery(to: &url)
+        let query = url.bytes[queryStart...]
+
+        var canonicalRequest = UTF8Text(capacity: 512 + query.count)
+        canonicalRequest.append(method.uppercased())
+        canonicalRequest.append(byte: 0x0a)
+        canonicalRequest.append(target.canonicalURI(doubleEncodingPath: self.doubleEncodesPath))
+        canonicalRequest.append(byte: 0x0a)
+        canonicalRequest.append(query)
+        canonicalRequest.append(byte: 0x0a)
+        canonicalRequest.append(signed.lines)
+        canonicalRequest.append("\n\n")
+        canonicalRequest.append(signed.names)
+        canonicalRequest.append(byte: 0x0a)
+        canonicalRequest.append(payload.canonicalValue)
+
+        var stringToSign = UTF8Text(capacity: 160)
+        stringToSign.append("AWS4-HMAC-SHA256\n")
+        stringToSign.append(timestamp.dateTime)
+        stringToSign.append(byte: 0x0a)
+        stringToSign.append(day.scope)
+        stringToSign.append(byte: 0x0a)
+        var hash = SHA256()
+        canonicalRequest.bytes.withUnsafeBytes { hash.update(bufferPointer: $0) }
+        stringToSign.appendHex(of: hash.finalize())
+        var authenticator = day.authenticator
+        stringToSign.bytes.withUnsafeBytes { authenticator.update(data: $0) }
+
+        url.append("&X-Amz-Signature=")
+        let signatureStart = url.count
+        url.appendHex(of: authenticator.finalize())
+        let signature = SigV4Signature(
+            canonicalRequest: keepingCanonicalForms ? canonicalRequest.string : "", stringToSign: keepingCanonicalForms ? stringToSign.string : "",
+            credential: day.credential, signedHeaders: signed.names,
+            signature: String(decoding: url.bytes[signatureStart...], as: UTF8.self))
+        return (url.string, signature)
     }
 }

@@ -18,6 +18,8 @@ struct SigningDay: Sendable {
     let credential: String
     /// ``credential`` AWS-encoded, as the query of a presigned URL carries it.
     let encodedCredential: String
+    /// The session token of temporary credentials AWS-encoded, as the query of a presigned URL carries it.
+    let encodedSessionToken: String?
 }
 
 /// The last ``SigningDay`` a signer derived.

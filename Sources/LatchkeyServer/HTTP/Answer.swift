@@ -16,7 +16,7 @@ struct Answer<Value: Encodable & Sendable>: ResponseGenerator {
 
     /// An answer carrying tokens: never stored by a cache on the way (RFC 6749 §5.1).
     static func tokens(_ value: Value, status: HTTPResponse.Status = .ok) -> Answer {
-        Answer(value, status: status, headers: [.cacheControl: "no-store", HTTPField.Name("Pragma")!: "no-cache"])
+        Answer(value, status: status, headers: TokenAnswerHeaders.noStore)
     }
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
@@ -25,4 +25,10 @@ struct Answer<Value: Encodable & Sendable>: ResponseGenerator {
         response.headers.append(contentsOf: self.headers)
         return response
     }
+}
+
+/// The headers of every answer carrying tokens, built once.
+@available(LatchkeyServer 1.0, *)
+private enum TokenAnswerHeaders {
+    static let noStore: HTTPFields = [.cacheControl: "no-store", HTTPField.Name("Pragma")!: "no-cache"]
 }
