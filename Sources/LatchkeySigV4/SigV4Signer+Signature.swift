@@ -61,7 +61,8 @@ extension SigV4Signer {
             let credential = "\(self.credentials.accessKeyID)/\(scope)"
             return SigningDay(
                 date: date, authenticator: HMAC<SHA256>(key: self.signingKey(date: date)), scope: scope, credential: credential,
-                encodedCredential: AWSURIEncoding.encode(credential), encodedSessionToken: self.credentials.sessionToken.map { AWSURIEncoding.encode($0) })
+                encodedCredential: AWSURIEncoding.encode(credential),
+                encodedSessionToken: self.credentials.sessionToken.map { AWSURIEncoding.encode($0) })
         }
     }
 
