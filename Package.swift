@@ -113,6 +113,14 @@ let package = Package(
             path: "Tests/LatchkeyTestSupport",
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
+        // The S3 and STS peer (SeaweedFS, started by scripts/test) and SigV4-signed requests to it, for the server's
+        // and the SDK's tests.
+        .target(
+            name: "LatchkeyS3Peer",
+            dependencies: ["LatchkeyServer", "LatchkeySigV4"],
+            path: "Tests/LatchkeyS3Peer",
+            swiftSettings: serverSwiftSettings
+        ),
         .testTarget(
             name: "LatchkeySigV4Tests",
             dependencies: ["LatchkeySigV4", "LatchkeyTestSupport", .product(name: "Crypto", package: "swift-crypto")],
@@ -122,6 +130,7 @@ let package = Package(
             name: "LatchkeyServerTests",
             dependencies: [
                 "LatchkeySigV4",
+                "LatchkeyS3Peer",
                 "LatchkeyTestSupport",
                 "LatchkeyServer",
                 "LatchkeyAPI",
@@ -142,6 +151,7 @@ let package = Package(
                 // End-to-end tests start a live server in process (and sign S3 requests, as an app's S3 SDK would).
                 "LatchkeyServer",
                 "LatchkeySigV4",
+                "LatchkeyS3Peer",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny"), serverAvailability]

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import LatchkeyAPI
+import LatchkeyS3Peer
 import LatchkeyServer
 import LatchkeySigV4
 import Testing

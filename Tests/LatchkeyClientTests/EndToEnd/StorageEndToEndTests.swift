@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyAPI
 import LatchkeyClient
+import LatchkeyS3Peer
 import LatchkeyServer
 import LatchkeySigV4
 import Testing
@@ -18,44 +19,9 @@ import FoundationNetworking
         "LATCHKEY_TEST_IDP_URL or LATCHKEY_TEST_S3_ENDPOINT is not set (scripts/test starts the Apple peer and SeaweedFS)"))
 struct StorageEndToEndTests {
     @available(LatchkeyServer 1.0, *)
-    static var environment: [String: String] { ProcessInfo.processInfo.environment }
-
-    @available(LatchkeyServer 1.0, *)
     static func configure(_ configuration: inout LatchkeyConfiguration) {
         FederationEndToEndTests.configure(&configuration)
-        let environment = Self.environment
-        configuration.storage.bucket = environment["LATCHKEY_TEST_S3_BUCKET"] ?? "latchkey-test"
-        configuration.storage.region = environment["LATCHKEY_TEST_S3_REGION"] ?? "us-east-1"
-        configuration.storage.endpoint = environment["LATCHKEY_TEST_S3_ENDPOINT"]
-        configuration.storage.stsEndpoint = environment["LATCHKEY_TEST_S3_ENDPOINT"]
-        configuration.storage.accessKeyID = environment["LATCHKEY_TEST_S3_ACCESS_KEY_ID"]
-        configuration.storage.secretAccessKey = environment["LATCHKEY_TEST_S3_SECRET_ACCESS_KEY"]
-        configuration.storage.roleARN = environment["LATCHKEY_TEST_S3_ROLE_ARN"]
-        configuration.storage.assetsPrefix = "assets/"
-    }
-
-    /// A SigV4-signed S3 request, as the AWS SDK would send it with `credentials`; the status and body.
-    @available(LatchkeyServer 1.0, *)
-    static func s3(
-        _ method: String, _ key: String, body: Data = Data(), credentials: AWSCredentials, endpoint: String, bucket: String
-    )
-        async throws -> (Int, Data)
-    {
-        var components = try #require(URLComponents(string: endpoint))
-        components.path = "/\(bucket)/\(key)"
-        let signed = try SigV4Signer(region: "us-east-1", service: "s3", credentials: credentials)
-            .sign(method: method, url: components, payload: .data(body), date: Date())
-        var request = URLRequest(url: signed.url)
-        request.httpMethod = method
-        for (name, value) in signed.headers { request.setValue(value, forHTTPHeaderField: name) }
-        if !body.isEmpty { request.httpBody = body }
-        return try await Self.plain(request)
-    }
-
-    @available(LatchkeyServer 1.0, *)
-    static func plain(_ request: URLRequest) async throws -> (Int, Data) {
-        let (data, response) = try await URLSession.shared.data(for: request)
-        return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
+        S3Peer.configure(&configuration)
     }
 
     /// Seed 001: Sign in with Apple → storage credentials → the app uploads to its own folder and is denied elsewhere;
@@ -73,13 +39,13 @@ struct StorageEndToEndTests {
             #expect(vended.prefix == "users/\(signedIn.userID)/")
             let key = AWSCredentials(accessKeyID: vended.accessKeyID, secretAccessKey: vended.secretAccessKey, sessionToken: vended.sessionToken)
             let photo = Data("photo".utf8)
-            let own = try await Self.s3(
-                "PUT", "users/\(signedIn.userID)/photos/x.dat", body: photo, credentials: key, endpoint: vended.endpoint, bucket: vended.bucket)
-            #expect(own.0 == 200)
-            let other = try await Self.s3(
-                "PUT", "users/\(UUID().uuidString.lowercased())/photos/x.dat", body: photo, credentials: key, endpoint: vended.endpoint,
+            let own = try await S3Peer.send(
+                "PUT", key: "users/\(signedIn.userID)/photos/x.dat", body: photo, credentials: key, endpoint: vended.endpoint, bucket: vended.bucket)
+            #expect(own.status == 200)
+            let other = try await S3Peer.send(
+                "PUT", key: "users/\(UUID().uuidString.lowercased())/photos/x.dat", body: photo, credentials: key, endpoint: vended.endpoint,
                 bucket: vended.bucket)
-            #expect(other.0 == 403)
+            #expect(other.status == 403)
 
             let path = "/api/v1/storage/credentials"
             #expect(try await session.storageCredentials().accessKeyID == vended.accessKeyID)
@@ -98,7 +64,7 @@ struct StorageEndToEndTests {
             request.httpMethod = "PUT"
             request.httpBody = photo
             for (name, value) in upload.headers { request.setValue(value, forHTTPHeaderField: name) }
-            #expect(try await Self.plain(request).0 == 200)
+            #expect(try await S3Peer.plain(request).status == 200)
             await #expect(throws: LatchkeyError.self) { _ = try await session.presignedURL(key: "../escape", method: .get) }
         }
     }
@@ -107,24 +73,17 @@ struct StorageEndToEndTests {
     @available(LatchkeyServer 1.0, *)
     @Test func storiDownloadsAssetsWithItsDeviceIDOnly() async throws {
         try await LiveServer.run(clock: ManualClock(start: Date()), configure: Self.configure) { server in
-            let environment = Self.environment
-            let admin = AWSCredentials(
-                accessKeyID: environment["LATCHKEY_TEST_S3_ACCESS_KEY_ID"] ?? "",
-                secretAccessKey: environment["LATCHKEY_TEST_S3_SECRET_ACCESS_KEY"] ?? "")
             let kit = "kits/\(UUID().uuidString)/"
-            let uploaded = try await Self.s3(
-                "PUT", "assets/\(kit)909.sf2", body: Data("soundfont".utf8), credentials: admin,
-                endpoint: environment["LATCHKEY_TEST_S3_ENDPOINT"] ?? "",
-                bucket: environment["LATCHKEY_TEST_S3_BUCKET"] ?? "latchkey-test")
-            #expect(uploaded.0 == 200)
+            let uploaded = try await S3Peer.send("PUT", key: "assets/\(kit)909.sf2", body: Data("soundfont".utf8), credentials: S3Peer.admin)
+            #expect(uploaded.status == 200)
             let app = AppInstall(server: server)
             let session = app.launch()
             #expect(try await session.registerUser())
             let listed = try await session.assets(prefix: kit)
             #expect(listed.assets.map(\.key) == ["\(kit)909.sf2"])
             let url = try await session.assetURL(key: "\(kit)909.sf2")
-            let downloaded = try await Self.plain(URLRequest(url: URL(string: url.url)!))
-            #expect(downloaded.0 == 200 && downloaded.1 == Data("soundfont".utf8))
+            let downloaded = try await S3Peer.plain(URLRequest(url: URL(string: url.url)!))
+            #expect(downloaded.status == 200 && downloaded.body == Data("soundfont".utf8))
         }
     }
 }
