@@ -260,6 +260,62 @@ extension StoreContract {
     // MARK: Users
 
     static let users: [StoreContract] = [
+        StoreContract("users: the profile is one read of what the separate reads return (devices and identities oldest first, budget)") {
+            store async throws in
+            let (first, _) = try await registerDevice(store, at: at(5))
+            let user = first.userID
+            var devices = [first]
+            // More devices of the same user (the stores attach none; a fixture writes them), older and newer.
+            for time in [at(1), at(9)] {
+                let device = DeviceRecord(id: newID(), userID: user, secretHash: "secret-" + newID(), createdAt: time, lastSeenAt: nil)
+                try await store.database.transaction { sql in
+                    try await sql.raw(
+                        """
+                        INSERT INTO devices (id, user_id, secret_hash, created_at, last_seen_at, key_thumbprint)
+                        VALUES (\(bind: device.id), \(bind: user), \(bind: device.secretHash), \(bind: time.timeIntervalSince1970), NULL, 'tp')
+                        """
+                    ).run()
+                }
+                devices.append(
+                    DeviceRecord(id: device.id, userID: user, secretHash: device.secretHash, createdAt: time, lastSeenAt: nil, keyThumbprint: "tp"))
+            }
+            for (provider, time) in [("apple", at(8)), ("clerk", at(3))] {
+                var identity = appleIdentity()
+                identity.provider = provider
+                identity.createdAt = time
+                let linked = try await store.completeSignIn(
+                    identity, linkingTo: user, newUserID: newID(), nonce: nil, session: newSession(user: "", at: time), now: time)
+                #expect(linked == .existing(userID: user))
+            }
+            #expect(try await store.setBudgetLimit(ofUser: user, to: 7))
+            for (key, amount, time) in [("old", 1.0, at(2)), ("a", 2.5, at(4)), ("b", 0.25, at(6))] {
+                #expect(try await store.recordUsage(userID: user, amount: amount, idempotencyKey: key, limit: 7, since: at(0), at: time) == .recorded)
+            }
+            let (other, _) = try await registerDevice(store, at: at(4))  // nothing of another user's may show
+
+            let profile = try #require(try await store.profile(ofUser: user, usageSince: at(3)))
+            let state = try await store.budgetState(ofUser: user, since: at(3))
+            let separately = UserProfileRecord(
+                user: try #require(try await store.user(id: user)), devices: try await store.devices(ofUser: user),
+                identities: try await store.identities(ofUser: user), budgetLimit: state.limit, usedBudget: state.used)
+            #expect(profile == separately)
+            #expect(profile.devices == devices.sorted { $0.createdAt < $1.createdAt })
+            #expect(profile.identities.map(\.provider) == ["clerk", "apple"])
+            #expect(profile.budgetLimit == 7 && profile.usedBudget == 2.75)
+
+            let alone = try #require(try await store.profile(ofUser: other.userID, usageSince: at(0)))
+            #expect(
+                alone
+                    == UserProfileRecord(
+                        user: try #require(try await store.user(id: other.userID)), devices: [other], identities: [], budgetLimit: nil, usedBudget: 0)
+            )
+            let bare = newID()
+            #expect(try await store.registerUser(id: bare, kind: .federated, at: at(2)))
+            #expect(
+                try await store.profile(ofUser: bare, usageSince: at(0))
+                    == UserProfileRecord(
+                        user: UserRecord(id: bare, kind: .federated, createdAt: at(2)), devices: [], identities: [], budgetLimit: nil, usedBudget: 0))
+        },
         StoreContract("users: register creates once, read back with kind and time") { store async throws in
             let id = newID()
             #expect(try await store.user(id: id) == nil)
@@ -304,7 +360,7 @@ extension StoreContract {
             #expect(try await store.user(id: device.userID) == nil)
             #expect(try await store.device(id: device.id) == nil)
             #expect(try await store.devices(ofUser: device.userID).isEmpty)
-            #expect(try await store.profile(ofUser: device.userID) == nil)
+            #expect(try await store.profile(ofUser: device.userID, usageSince: at(0)) == nil)
             #expect(try await store.session(id: session.id) == nil)
             #expect(try await store.session(id: second.id) == nil)
             #expect(try await store.isRefreshTokenSpent(sessionID: session.id, hash: session.refreshTokenHash) == nil)
@@ -340,7 +396,7 @@ extension StoreContract {
             #expect(try await store.device(id: device.id) == device)
             #expect(try await store.user(id: device.userID) == UserRecord(id: device.userID, kind: .device, createdAt: at(7)))
             #expect(try await store.devices(ofUser: device.userID) == [device])
-            let profile = try #require(try await store.profile(ofUser: device.userID))
+            let profile = try #require(try await store.profile(ofUser: device.userID, usageSince: at(0)))
             #expect(profile.user.id == device.userID)
             #expect(profile.devices == [device])
             #expect(profile.identities.isEmpty)
@@ -352,7 +408,7 @@ extension StoreContract {
             let unknown = newID()
             #expect(try await store.device(id: unknown) == nil)
             #expect(try await store.devices(ofUser: unknown).isEmpty)
-            #expect(try await store.profile(ofUser: unknown) == nil)
+            #expect(try await store.profile(ofUser: unknown, usageSince: at(0)) == nil)
         },
         StoreContract("devices: a duplicate device ID exists already and writes nothing") { store async throws in
             let (device, _) = try await registerDevice(store)

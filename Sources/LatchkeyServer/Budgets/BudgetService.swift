@@ -38,7 +38,12 @@ public struct BudgetService: Sendable {
     /// The user's budget now.
     public func budget(ofUser userID: String) async throws -> UserProfile.Budget {
         let (limit, used) = try await self.store.budgetState(ofUser: userID, since: self.periodStart)
-        return UserProfile.Budget(limit: limit ?? self.policy.defaultLimit, used: used, period: self.policy.periodName)
+        return self.budget(limit: limit, used: used)
+    }
+
+    /// The budget with `limit` (`nil`: the default) of which `used` was used since ``periodStart``.
+    func budget(limit: Double?, used: Double) -> UserProfile.Budget {
+        UserProfile.Budget(limit: limit ?? self.policy.defaultLimit, used: used, period: self.policy.periodName)
     }
 
     /// Sets the user's limit (support staff).
@@ -66,5 +71,6 @@ public struct BudgetService: Sendable {
         return Secret.constantTimeEquals(Secret.hash(presented), Secret.hash(key))
     }
 
-    private var periodStart: Date { self.clock.now().addingTimeInterval(-self.policy.period) }
+    /// The start of the rolling period: usage after it counts.
+    var periodStart: Date { self.clock.now().addingTimeInterval(-self.policy.period) }
 }

@@ -15,6 +15,9 @@ package protocol LatchkeyDatabase: Service {
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T
     /// Runs read-only statements that need no transaction.
     func read<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T
+    /// Runs `body`, which runs exactly one read-only statement: a statement is its own snapshot, so nothing is
+    /// opened around it (SQLite: no `BEGIN`/`COMMIT`; PostgreSQL: one round trip).
+    func readStatement<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T
     /// Closes the connection(s).
     func close() async
     /// Which SQL dialect the database speaks, for the few statements that differ.
@@ -26,6 +29,11 @@ package protocol LatchkeyDatabase: Service {
 
 @available(LatchkeyServer 1.0, *)
 extension LatchkeyDatabase {
+    /// ``read(_:)``, for a database whose reads open nothing around their statements (PostgreSQL).
+    package func readStatement<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        try await self.read(body)
+    }
+
     /// No notifications (SQLite): callers poll.
     package func listen(channel: String, _ wake: @escaping @Sendable () -> Void) async throws -> Bool { false }
 }

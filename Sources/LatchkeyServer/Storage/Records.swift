@@ -75,3 +75,17 @@ package struct DeletedUser: Sendable, Equatable {
     package var sessionIDs: [String]
     package var accessCodeIDs: [String]
 }
+
+/// A user with everything their profile shows, as one read returns it.
+@available(LatchkeyServer 1.0, *)
+package struct UserProfileRecord: Sendable, Equatable {
+    package var user: UserRecord
+    /// Oldest first.
+    package var devices: [DeviceRecord]
+    /// Oldest first.
+    package var identities: [IdentityRecord]
+    /// The limit support set, or `nil` for the default.
+    package var budgetLimit: Double?
+    /// Usage recorded in the budget's period.
+    package var usedBudget: Double
+}

@@ -78,6 +78,11 @@ package final class SQLiteLatchkeyDatabase: LatchkeyDatabase {
         }
     }
 
+    package func readStatement<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        let reader = self.readers[self.nextReader.wrappingAdd(1, ordering: .relaxed).oldValue % self.readers.count]
+        return try await reader.lock.withLock { try await body(reader.connection) }
+    }
+
     /// Checkpoints the WAL from a connection of its own while the server runs (``SQLiteCheckpointer``), so writers
     /// never wait for it.
     package func run() async throws {

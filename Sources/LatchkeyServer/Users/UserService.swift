@@ -33,12 +33,16 @@ public struct UserService: Sendable {
                 tokenKind: .guest, sessionID: nil, identities: [], devices: [])
         }
         // The account was deleted (perhaps by another process): its tokens are no longer credentials.
-        guard let (user, devices, identities) = try await self.store.profile(ofUser: token.userID) else { throw TokenRejection.revoked }
+        // One statement (one round trip) for the user, devices, identities and budget.
+        guard let stored = try await self.store.profile(ofUser: token.userID, usageSince: self.budgets.periodStart) else {
+            throw TokenRejection.revoked
+        }
         return UserProfile(
-            userID: user.id, kind: user.kind, createdAt: user.createdAt, tokenKind: token.kind, sessionID: token.sessionID,
-            identities: identities.map { UserProfile.Identity(provider: $0.provider, subject: $0.subject, createdAt: $0.createdAt) },
-            devices: devices.map { UserProfile.Device(deviceID: $0.id, createdAt: $0.createdAt, lastSeenAt: $0.lastSeenAt) },
-            budget: try await self.budgets.budget(ofUser: user.id), provider: token.provider, providerSubject: token.providerSubject)
+            userID: stored.user.id, kind: stored.user.kind, createdAt: stored.user.createdAt, tokenKind: token.kind, sessionID: token.sessionID,
+            identities: stored.identities.map { UserProfile.Identity(provider: $0.provider, subject: $0.subject, createdAt: $0.createdAt) },
+            devices: stored.devices.map { UserProfile.Device(deviceID: $0.id, createdAt: $0.createdAt, lastSeenAt: $0.lastSeenAt) },
+            budget: self.budgets.budget(limit: stored.budgetLimit, used: stored.usedBudget), provider: token.provider,
+            providerSubject: token.providerSubject)
     }
 
     package func user(id: String) async throws -> UserRecord? { try await self.store.user(id: id) }

@@ -14,8 +14,9 @@ package protocol UserStore: Sendable {
     func user(id: String) async throws -> UserRecord?
     func devices(ofUser userID: String) async throws -> [DeviceRecord]
     func users(limit: Int, offset: Int) async throws -> [UserRecord]
-    /// The user with their devices and identities, read at once.
-    func profile(ofUser id: String) async throws -> (user: UserRecord, devices: [DeviceRecord], identities: [IdentityRecord])?
+    /// The user with their devices (oldest first), identities (oldest first) and budget state (usage after
+    /// `start`), read by one statement: one round trip, one snapshot.
+    func profile(ofUser id: String, usageSince start: Date) async throws -> UserProfileRecord?
     /// Deletes the user with its devices, identities, sessions, refresh tokens and access codes, and retires its ID.
     func deleteUser(id: String, at time: Date) async throws -> DeletedUser?
 }
@@ -61,12 +62,49 @@ extension SQLLatchkeyStore: UserStore {
         try await self.database.read { sql in try await Self.devices(ofUser: userID, on: sql) }
     }
 
-    package func profile(ofUser id: String) async throws -> (user: UserRecord, devices: [DeviceRecord], identities: [IdentityRecord])? {
-        try await self.database.read { sql in
-            guard let user = try await sql.raw("SELECT id, kind, created_at FROM users WHERE id = \(bind: id)").first().map(Self.user(from:))
-            else { return nil }
-            return (user, try await Self.devices(ofUser: id, on: sql), try await Self.identities(ofUser: id, on: sql))
+    package func profile(ofUser id: String, usageSince start: Date) async throws -> UserProfileRecord? {
+        // One row for the user (with the budget limit and the usage sum), one per device and one per identity; a
+        // user that does not exist has no devices or identities either (ON DELETE CASCADE), so no rows at all.
+        // Columns: part, a/b/c (text), t1/t2 (times), n1/n2 (numbers).
+        let rows = try await self.database.readStatement { sql in
+            try await sql.raw(
+                """
+                SELECT 'u' AS part, u.id AS a, u.kind AS b, NULL AS c, u.created_at AS t1, NULL AS t2,
+                    (SELECT b.budget_limit FROM budgets b WHERE b.user_id = u.id) AS n1,
+                    (SELECT COALESCE(SUM(r.amount), 0) FROM usage_records r WHERE r.user_id = u.id AND r.at > \(bind: start.stored)) AS n2
+                FROM users u WHERE u.id = \(bind: id)
+                UNION ALL
+                SELECT 'd', d.id, d.secret_hash, d.key_thumbprint, d.created_at, d.last_seen_at, NULL, NULL
+                FROM devices d WHERE d.user_id = \(bind: id)
+                UNION ALL
+                SELECT 'i', i.provider, i.subject, NULL, i.created_at, NULL, NULL, NULL
+                FROM identities i WHERE i.user_id = \(bind: id)
+                ORDER BY 1, 5, 2, 3
+                """
+            ).all()
         }
+        var profile: UserProfileRecord?
+        var devices: [DeviceRecord] = []
+        var identities: [IdentityRecord] = []
+        for row in rows {
+            switch try row.string("part") {
+            case "u":
+                profile = UserProfileRecord(
+                    user: UserRecord(id: try row.string("a"), kind: UserKind(rawValue: try row.string("b")) ?? .device, createdAt: try row.date("t1")),
+                    devices: [], identities: [], budgetLimit: try row.decode(column: "n1", as: Double?.self),
+                    usedBudget: try row.decode(column: "n2", as: Double?.self) ?? 0)
+            case "d":
+                devices.append(
+                    DeviceRecord(
+                        id: try row.string("a"), userID: id, secretHash: try row.string("b"), createdAt: try row.date("t1"),
+                        lastSeenAt: try row.optionalDate("t2"), keyThumbprint: try row.optionalString("c")))
+            default:
+                identities.append(IdentityRecord(provider: try row.string("a"), subject: try row.string("b"), userID: id, createdAt: try row.date("t1")))
+            }
+        }
+        profile?.devices = devices
+        profile?.identities = identities
+        return profile
     }
 
     static func devices(ofUser userID: String, on sql: any SQLDatabase) async throws -> [DeviceRecord] {
