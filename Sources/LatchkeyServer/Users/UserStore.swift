@@ -90,7 +90,8 @@ extension SQLLatchkeyStore: UserStore {
             switch try row.string("part") {
             case "u":
                 profile = UserProfileRecord(
-                    user: UserRecord(id: try row.string("a"), kind: UserKind(rawValue: try row.string("b")) ?? .device, createdAt: try row.date("t1")),
+                    user: UserRecord(
+                        id: try row.string("a"), kind: UserKind(rawValue: try row.string("b")) ?? .device, createdAt: try row.date("t1")),
                     devices: [], identities: [], budgetLimit: try row.decode(column: "n1", as: Double?.self),
                     usedBudget: try row.decode(column: "n2", as: Double?.self) ?? 0)
             case "d":
@@ -99,7 +100,8 @@ extension SQLLatchkeyStore: UserStore {
                         id: try row.string("a"), userID: id, secretHash: try row.string("b"), createdAt: try row.date("t1"),
                         lastSeenAt: try row.optionalDate("t2"), keyThumbprint: try row.optionalString("c")))
             default:
-                identities.append(IdentityRecord(provider: try row.string("a"), subject: try row.string("b"), userID: id, createdAt: try row.date("t1")))
+                identities.append(
+                    IdentityRecord(provider: try row.string("a"), subject: try row.string("b"), userID: id, createdAt: try row.date("t1")))
             }
         }
         profile?.devices = devices
