@@ -1,33 +1,34 @@
 import Foundation
 
-/// Text assembled as UTF-8 bytes in one growing buffer: a presigned URL and its canonical request are built from a
-/// dozen pieces, and appending bytes costs far less than joining `String`s.
+/// Text assembled as UTF-8 bytes in one growing buffer: a presigned URL and its canonical request (and the server's
+/// hand-written JSON answers) are built from dozens of pieces, and appending bytes costs far less than joining
+/// `String`s.
 @available(LatchkeyServer 1.0, *)
-struct UTF8Text {
-    private(set) var bytes: [UInt8]
+package struct UTF8Text {
+    package private(set) var bytes: [UInt8]
 
-    init(capacity: Int) {
+    package init(capacity: Int) {
         self.bytes = []
         self.bytes.reserveCapacity(capacity)
     }
 
-    var count: Int { self.bytes.count }
+    package var count: Int { self.bytes.count }
 
-    mutating func append(_ text: String) {
+    package mutating func append(_ text: String) {
         var text = text
         text.withUTF8 { self.bytes.append(contentsOf: $0) }
     }
 
-    mutating func append(_ text: StaticString) {
+    package mutating func append(_ text: StaticString) {
         self.bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
-    mutating func append(_ bytes: some Collection<UInt8>) { self.bytes.append(contentsOf: bytes) }
+    package mutating func append(_ bytes: some Collection<UInt8>) { self.bytes.append(contentsOf: bytes) }
 
-    mutating func append(byte: UInt8) { self.bytes.append(byte) }
+    package mutating func append(byte: UInt8) { self.bytes.append(byte) }
 
     /// Lowercase hexadecimal, two digits a byte.
-    mutating func appendHex(of data: some ContiguousBytes) {
+    package mutating func appendHex(of data: some ContiguousBytes) {
         let digits: StaticString = "0123456789abcdef"
         data.withUnsafeBytes { raw in
             for byte in raw {
@@ -37,5 +38,5 @@ struct UTF8Text {
         }
     }
 
-    var string: String { String(decoding: self.bytes, as: UTF8.self) }
+    package var string: String { String(decoding: self.bytes, as: UTF8.self) }
 }

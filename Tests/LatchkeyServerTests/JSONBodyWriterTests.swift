@@ -47,4 +47,30 @@ struct JSONBodyWriterTests {
         }
     }
 
+    // availability: everywhere
+    static let numbers: [Double] = [
+        0, 100, 2.75, 0.1, 1e-5, 123_456_789.125, 1e15, 1e16, 1e21, 9_007_199_254_740_993, -3, -0.0, 0.3333333333333333, 5e-324,
+        Double.greatestFiniteMagnitude,
+    ]
+
+    @available(LatchkeyServer 1.0, *)
+    @Test(arguments: awkwardStrings)
+    func aUserProfileIsWrittenAsJSONEncoderWritesIt(text: String) throws {
+        var generator = SplitMix64(seed: UInt64(text.utf8.count))
+        let randomNumbers =
+            (0..<30).map { _ in Double(bitPattern: generator.next()) }.filter(\.isFinite)
+            + (0..<30).map { _ in Double(Int.random(in: 0...1_000_000, using: &generator)) / 100 }
+        for (index, number) in (Self.numbers + randomNumbers).enumerated() {
+            let date = Self.dates[index % Self.dates.count]
+            let full = UserProfile(
+                userID: text, kind: UserKind.allCases[index % UserKind.allCases.count], createdAt: date,
+                tokenKind: TokenKind.allCases[index % TokenKind.allCases.count], sessionID: text,
+                identities: [.init(provider: text, subject: "s", createdAt: date), .init(provider: "apple", subject: text, createdAt: date)],
+                devices: [.init(deviceID: text, createdAt: date, lastSeenAt: date), .init(deviceID: "d", createdAt: date, lastSeenAt: nil)],
+                budget: .init(limit: number, used: index.isMultiple(of: 2) ? number / 3 : 0, period: text), provider: text, providerSubject: text)
+            try Self.expectSameBytes(full)
+            try Self.expectSameBytes(
+                UserProfile(userID: text, kind: .guest, createdAt: date, tokenKind: .guest, sessionID: nil, identities: [], devices: []))
+        }
+    }
 }

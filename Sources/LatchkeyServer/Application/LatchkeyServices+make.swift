@@ -9,7 +9,9 @@ extension LatchkeyServices {
         configuration: LatchkeyConfiguration, database: any LatchkeyDatabase, clock: any WallClock, issuer: String, logger: Logger
     ) async throws -> LatchkeyServices {
         try Self.validate(configuration)
-        let store = SQLLatchkeyStore(database: database)
+        let store = SQLLatchkeyStore(
+            database: database,
+            profiles: ProfileCache(ttl: configuration.profileCacheTTL, capacity: configuration.profileCacheCapacity, clock: clock))
         let masterKey = try Self.masterKey(configuration)
         let keyRing = SigningKeyRing(store: store, masterKey: masterKey, clock: clock, retention: configuration.keyRetention, logger: logger)
         let metrics = LatchkeyMetrics()
@@ -26,6 +28,8 @@ extension LatchkeyServices {
             configuration: configuration.storage, client: ObjectStorageClient(configuration: configuration.storage, http: http),
             cache: StorageCredentialsCache(clock: clock), clock: clock)
         cache.onUserSignedOut { storage.forget(userID: $0) }
+        // A user deleted by another process (the revocation feed) or signed out everywhere: no profile kept either.
+        cache.onUserSignedOut { store.profiles.invalidate(userID: $0) }
         let budgets = BudgetService(store: store, policy: configuration.budgets, clock: clock)
         let sessions = SessionService(
             store: store, tokens: tokens, cache: cache, policy: configuration.tokens, refreshLimit: configuration.limits.refresh,

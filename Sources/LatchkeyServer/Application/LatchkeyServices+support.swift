@@ -53,6 +53,12 @@ extension LatchkeyServices {
         for (key, seconds) in intervals where !(seconds > 0 && seconds.isFinite) {
             throw ConfigurationError(description: "\(key) must be a number of seconds above 0")
         }
+        if !(configuration.profileCacheTTL >= 0 && configuration.profileCacheTTL <= 60) {
+            throw ConfigurationError(description: "cache.profile-ttl must be 0 (off) to 60 seconds")
+        }
+        if configuration.profileCacheCapacity < 0 {
+            throw ConfigurationError(description: "cache.profile-capacity must be 0 (off) or more")
+        }
         if let port = configuration.metricsPort, port == configuration.port && port != 0 {
             throw ConfigurationError(description: "metrics.port must differ from port")
         }

@@ -37,6 +37,7 @@ extension SQLLatchkeyStore: BudgetStore {
     }
 
     package func setBudgetLimit(ofUser userID: String, to limit: Double) async throws -> Bool {
+        defer { self.profiles.invalidate(userID: userID) }
         do {
             try await self.database.transaction { sql in
                 try await sql.raw(
@@ -65,7 +66,8 @@ extension SQLLatchkeyStore: BudgetStore {
     )
         async throws -> UsageOutcome
     {
-        try await self.database.transaction { sql in
+        defer { self.profiles.invalidate(userID: userID) }
+        return try await self.database.transaction { sql in
             try await Self.serialize(on: "usage " + userID, sql)
             guard try await sql.raw("SELECT id FROM users WHERE id = \(bind: userID)").first() != nil else { return .unknownUser }
             let seen = try await sql.raw(

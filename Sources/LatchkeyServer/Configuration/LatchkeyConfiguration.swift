@@ -34,6 +34,8 @@ import Logging
 /// - `prune.interval` (seconds, default 300): how often rows that no longer decide anything are removed
 /// - `cache.capacity` (entries, default 100000), `cache.ceiling` (seconds a verified token is trusted without
 ///   looking at the database again, default 60)
+/// - `cache.profile-ttl` (seconds, default 2; 0 turns it off), `cache.profile-capacity` (profiles, default 10000): how
+///   long `users/me` may answer from a profile read before; this process's own writes drop it at once
 /// - `keys.reload-interval` (seconds, default 30), `keys.retention` (seconds a retired key stays published, default 7776000)
 /// - `revocations.poll-interval` (seconds, default 1): how often a server reads revocations made by other processes
 ///   (on PostgreSQL it also reads them when notified, at once)
@@ -85,6 +87,10 @@ public struct LatchkeyConfiguration: Sendable {
     public var invalidSettings: [String] = []
     public var verificationCacheCapacity: Int = 100_000
     public var verificationCacheCeiling: TimeInterval = 60
+    /// Seconds a profile read for `users/me` is kept; 0: not kept.
+    public var profileCacheTTL: TimeInterval = 2
+    /// Profiles kept at most.
+    public var profileCacheCapacity: Int = 10_000
     public var keyReloadInterval: TimeInterval = 30
     public var keyRetention: TimeInterval = 90 * 86_400
     public var revocationPollInterval: TimeInterval = 1
@@ -138,6 +144,8 @@ public struct LatchkeyConfiguration: Sendable {
         self.pruneInterval = reader.double(forKey: "prune.interval", default: defaults.pruneInterval)
         self.verificationCacheCapacity = reader.int(forKey: "cache.capacity", default: defaults.verificationCacheCapacity)
         self.verificationCacheCeiling = reader.double(forKey: "cache.ceiling", default: defaults.verificationCacheCeiling)
+        self.profileCacheTTL = reader.double(forKey: "cache.profile-ttl", default: defaults.profileCacheTTL)
+        self.profileCacheCapacity = reader.int(forKey: "cache.profile-capacity", default: defaults.profileCacheCapacity)
         self.keyReloadInterval = reader.double(forKey: "keys.reload-interval", default: defaults.keyReloadInterval)
         self.keyRetention = reader.double(forKey: "keys.retention", default: defaults.keyRetention)
         self.revocationPollInterval = reader.double(forKey: "revocations.poll-interval", default: defaults.revocationPollInterval)

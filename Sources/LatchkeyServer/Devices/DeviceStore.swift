@@ -75,6 +75,7 @@ extension SQLLatchkeyStore: DeviceStore {
     }
 
     package func signInDevice(_ deviceID: String, session: NewSession) async throws {
+        defer { self.profiles.invalidate(userID: session.userID) }
         try await self.database.transaction { sql in
             if let thumbprint = session.proof?.thumbprint {
                 try await sql.raw(
@@ -87,14 +88,16 @@ extension SQLLatchkeyStore: DeviceStore {
     }
 
     package func resetDevice(id: String, secretHash: String, at time: Date) async throws -> [String]? {
-        try await self.database.transaction { sql in
-            let found =
-                try await sql.raw(
-                    "UPDATE devices SET secret_hash = \(bind: secretHash), key_thumbprint = NULL WHERE id = \(bind: id) RETURNING id"
-                ).first() != nil
-            guard found else { return nil }
-            return try await Self.revokeSessions(where: "device_id = \(bind: id)", reason: "admin", at: time, on: sql)
+        let reset = try await self.database.transaction { sql -> (userID: String, sessions: [String])? in
+            guard
+                let userID = try await sql.raw(
+                    "UPDATE devices SET secret_hash = \(bind: secretHash), key_thumbprint = NULL WHERE id = \(bind: id) RETURNING user_id"
+                ).first()?.string("user_id")
+            else { return nil }
+            return (userID, try await Self.revokeSessions(where: "device_id = \(bind: id)", reason: "admin", at: time, on: sql))
         }
+        if let reset { self.profiles.invalidate(userID: reset.userID) }
+        return reset?.sessions
     }
 
     static let deviceColumns = "id, user_id, secret_hash, created_at, last_seen_at, key_thumbprint"

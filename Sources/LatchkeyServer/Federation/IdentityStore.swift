@@ -23,6 +23,13 @@ package enum FederatedSignIn: Sendable, Equatable {
     case existing(userID: String)
     /// A new user was created for the identity.
     case created(userID: String)
+
+    /// The user signed in.
+    package var userID: String {
+        switch self {
+        case .existing(let userID), .created(let userID): userID
+        }
+    }
 }
 
 /// A nonce an identity token carries, spent with the sign-in it starts.
@@ -69,15 +76,17 @@ extension SQLLatchkeyStore: IdentityStore {
     }
 
     package func signIn(_ identity: FederatedIdentity, newUserID: String, at time: Date) async throws -> FederatedSignIn {
-        try await self.database.transaction { sql in
+        let outcome = try await self.database.transaction { sql in
             try await Self.findOrCreateUser(of: identity, linkingTo: nil, newUserID: newUserID, at: time, on: sql)
         }
+        self.profiles.invalidate(userID: outcome.userID)
+        return outcome
     }
 
     package func completeSignIn(
         _ identity: FederatedIdentity, linkingTo: String?, newUserID: String, nonce: SpentNonce?, session: NewSession, now: Date
     ) async throws -> FederatedSignIn {
-        try await self.database.transaction { sql in
+        let outcome = try await self.database.transaction { sql in
             if let nonce {
                 try await sql.raw("DELETE FROM used_nonces WHERE expires_at < \(bind: now.stored)").run()
                 let fresh =
@@ -97,6 +106,8 @@ extension SQLLatchkeyStore: IdentityStore {
             try await Self.insert(session, on: sql)
             return outcome
         }
+        self.profiles.invalidate(userID: outcome.userID)
+        return outcome
     }
 
     /// The user of `identity` inside the caller's transaction: `linkingTo` (linking it when it was not linked yet), the
@@ -132,7 +143,8 @@ extension SQLLatchkeyStore: IdentityStore {
     }
 
     package func unlink(provider: String, fromUser userID: String) async throws -> Int {
-        try await self.database.transaction { sql in
+        defer { self.profiles.invalidate(userID: userID) }
+        return try await self.database.transaction { sql in
             try await sql.raw("DELETE FROM identities WHERE provider = \(bind: provider) AND user_id = \(bind: userID) RETURNING subject").all().count
         }
     }

@@ -15,9 +15,9 @@ package protocol JSONBodyWritable: Encodable {
 extension JSONBodyWritable {
     /// The JSON object of this value.
     package func jsonBody(allocator: ByteBufferAllocator = ByteBufferAllocator()) -> ByteBuffer {
-        var writer = JSONBodyWriter(allocator: allocator)
+        var writer = JSONBodyWriter()
         self.writeMembers(to: &writer)
-        return writer.finish()
+        return writer.finish(allocator: allocator)
     }
 }
 
@@ -25,12 +25,11 @@ extension JSONBodyWritable {
 /// `.iso8601` dates would; the caller gives the members in sorted order.
 @available(LatchkeyServer 1.0, *)
 package struct JSONBodyWriter {
-    private var buffer: ByteBuffer
+    private var text = UTF8Text(capacity: 1024)
     private var isFirst = true
 
-    init(allocator: ByteBufferAllocator) {
-        self.buffer = allocator.buffer(capacity: 512)
-        self.buffer.writeInteger(UInt8(ascii: "{"))
+    init() {
+        self.text.append(byte: UInt8(ascii: "{"))
     }
 
     package mutating func member(_ name: StaticString, _ value: String) {
@@ -40,7 +39,33 @@ package struct JSONBodyWriter {
 
     package mutating func member(_ name: StaticString, _ value: Int) {
         self.name(name)
-        self.buffer.writeString(String(value))
+        self.text.append(String(value))
+    }
+
+    /// A number as `JSONEncoder` writes a `Double`: Swift's shortest form without a trailing `.0` (`100`, `2.75`,
+    /// `1e+16`). Finite values only (`JSONEncoder` refuses the others; budgets are finite).
+    package mutating func member(_ name: StaticString, _ value: Double) {
+        self.name(name)
+        var text = value.description
+        if text.hasSuffix(".0") { text.removeLast(2) }
+        self.text.append(text)
+    }
+
+    /// A nested object.
+    package mutating func member(_ name: StaticString, _ value: some JSONBodyWritable) {
+        self.name(name)
+        self.object(value)
+    }
+
+    /// An array of objects.
+    package mutating func member<Element: JSONBodyWritable>(_ name: StaticString, _ values: [Element]) {
+        self.name(name)
+        self.text.append(byte: UInt8(ascii: "["))
+        for (index, value) in values.enumerated() {
+            if index > 0 { self.text.append(byte: UInt8(ascii: ",")) }
+            self.object(value)
+        }
+        self.text.append(byte: UInt8(ascii: "]"))
     }
 
     /// `yyyy-MM-ddTHH:mm:ssZ` in UTC, fractions of a second dropped, as `.iso8601` writes it.
@@ -52,56 +77,61 @@ package struct JSONBodyWriter {
     /// An object of strings, keys sorted by their UTF-8 bytes.
     package mutating func member(_ name: StaticString, _ value: [String: String]) {
         self.name(name)
-        self.buffer.writeInteger(UInt8(ascii: "{"))
+        self.text.append(byte: UInt8(ascii: "{"))
         for (index, key) in value.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }).enumerated() {
-            if index > 0 { self.buffer.writeInteger(UInt8(ascii: ",")) }
+            if index > 0 { self.text.append(byte: UInt8(ascii: ",")) }
             self.string(key)
-            self.buffer.writeInteger(UInt8(ascii: ":"))
+            self.text.append(byte: UInt8(ascii: ":"))
             self.string(value[key] ?? "")
         }
-        self.buffer.writeInteger(UInt8(ascii: "}"))
+        self.text.append(byte: UInt8(ascii: "}"))
     }
 
-    /// A member left out when `nil`, as `encodeIfPresent` does.
-    package mutating func member<Value>(_ name: StaticString, _ value: Value?, _ write: (inout Self, StaticString, Value) -> Void) {
-        if let value { write(&self, name, value) }
+    mutating func finish(allocator: ByteBufferAllocator) -> ByteBuffer {
+        self.text.append(byte: UInt8(ascii: "}"))
+        var buffer = allocator.buffer(capacity: self.text.count)
+        buffer.writeBytes(self.text.bytes)
+        return buffer
     }
 
-    mutating func finish() -> ByteBuffer {
-        self.buffer.writeInteger(UInt8(ascii: "}"))
-        return self.buffer
+    private mutating func object(_ value: some JSONBodyWritable) {
+        self.text.append(byte: UInt8(ascii: "{"))
+        self.isFirst = true
+        value.writeMembers(to: &self)
+        self.text.append(byte: UInt8(ascii: "}"))
+        self.isFirst = false
     }
 
     private mutating func name(_ name: StaticString) {
-        if !self.isFirst { self.buffer.writeInteger(UInt8(ascii: ",")) }
+        if !self.isFirst { self.text.append(byte: UInt8(ascii: ",")) }
         self.isFirst = false
-        self.buffer.writeInteger(UInt8(ascii: "\""))
-        self.buffer.writeStaticString(name)
-        self.buffer.writeString("\":")
+        self.text.append(byte: UInt8(ascii: "\""))
+        self.text.append(name)
+        self.text.append("\":")
     }
 
     /// A JSON string: `"` and `\` escaped, the control characters as `\b \t \n \f \r` or `\u00XX`, all else as it is.
-    private mutating func string(_ text: String) {
-        self.buffer.writeInteger(UInt8(ascii: "\""))
-        var text = text
-        if !text.withUTF8({ $0.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") } }) {
-            self.buffer.writeString(text)
+    private mutating func string(_ value: String) {
+        self.text.append(byte: UInt8(ascii: "\""))
+        var value = value
+        if !value.withUTF8({ $0.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") } }) {
+            self.text.append(value)
         } else {
             let hex = Array("0123456789abcdef".utf8)
-            for byte in text.utf8 {
+            for byte in value.utf8 {
                 switch byte {
-                case UInt8(ascii: "\""): self.buffer.writeString("\\\"")
-                case UInt8(ascii: "\\"): self.buffer.writeString("\\\\")
-                case 0x08: self.buffer.writeString("\\b")
-                case 0x09: self.buffer.writeString("\\t")
-                case 0x0a: self.buffer.writeString("\\n")
-                case 0x0c: self.buffer.writeString("\\f")
-                case 0x0d: self.buffer.writeString("\\r")
-                case 0..<0x20: self.buffer.writeBytes([UInt8(ascii: "\\"), UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xf)]])
-                default: self.buffer.writeInteger(byte)
+                case UInt8(ascii: "\""): self.text.append("\\\"")
+                case UInt8(ascii: "\\"): self.text.append("\\\\")
+                case 0x08: self.text.append("\\b")
+                case 0x09: self.text.append("\\t")
+                case 0x0a: self.text.append("\\n")
+                case 0x0c: self.text.append("\\f")
+                case 0x0d: self.text.append("\\r")
+                case 0..<0x20: self.text.append([UInt8(ascii: "\\"), UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xf)]])
+                default: self.text.append(byte: byte)
                 }
             }
         }
-        self.buffer.writeInteger(UInt8(ascii: "\""))
+        self.text.append(byte: UInt8(ascii: "\""))
     }
 }

@@ -115,7 +115,7 @@ extension SQLLatchkeyStore: SessionStore {
         sessionID: String, presentedHash: String, successorHash: String, successorExpiresAt: Date, now: Date, graceWindow: TimeInterval,
         proof: VerifiedProof?, requireProof: Bool, limit: RefreshLimit?
     ) async throws -> RefreshResult {
-        try await self.database.transaction { sql in
+        let result = try await self.database.transaction { sql in
             var counted: (count: Int, oldest: Date?)?
             let rotation = try await Self.rotate(
                 sessionID: sessionID, presentedHash: presentedHash, successorHash: successorHash, successorExpiresAt: successorExpiresAt,
@@ -138,6 +138,9 @@ extension SQLLatchkeyStore: SessionStore {
                 return RefreshResult(rotation: rotation)
             }
         }
+        // A rotation marks the device last seen now, which the profile shows.
+        if case .rotated(let session) = result.rotation { self.profiles.invalidate(userID: session.userID) }
+        return result
     }
 
     /// The rotation itself, inside the caller's transaction; `checkLimit` (given the session) may stop it, with its

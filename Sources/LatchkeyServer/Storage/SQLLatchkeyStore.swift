@@ -7,9 +7,12 @@ import SQLKit
 @available(LatchkeyServer 1.0, *)
 package final class SQLLatchkeyStore: Sendable {
     let database: any LatchkeyDatabase
+    /// Recently read profiles; every write to what a profile shows invalidates its user here, after committing.
+    package let profiles: ProfileCache
 
-    package init(database: any LatchkeyDatabase) {
+    package init(database: any LatchkeyDatabase, profiles: ProfileCache = .off()) {
         self.database = database
+        self.profiles = profiles
     }
 
     /// Makes concurrent transactions that name the same `key` take turns, until the end of the transaction.

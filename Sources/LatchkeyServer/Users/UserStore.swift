@@ -63,6 +63,14 @@ extension SQLLatchkeyStore: UserStore {
     }
 
     package func profile(ofUser id: String, usageSince start: Date) async throws -> UserProfileRecord? {
+        if let cached = self.profiles.lookup(userID: id) { return cached }
+        let ticket = self.profiles.ticket()
+        guard let profile = try await self.readProfile(ofUser: id, usageSince: start) else { return nil }
+        self.profiles.insert(profile, ticket: ticket)
+        return profile
+    }
+
+    private func readProfile(ofUser id: String, usageSince start: Date) async throws -> UserProfileRecord? {
         // One row for the user (with the budget limit and the usage sum), one per device and one per identity; a
         // user that does not exist has no devices or identities either (ON DELETE CASCADE), so no rows at all.
         // Columns: part, a/b/c (text), t1/t2 (times), n1/n2 (numbers).
@@ -79,7 +87,6 @@ extension SQLLatchkeyStore: UserStore {
                 UNION ALL
                 SELECT 'i', i.provider, i.subject, NULL, i.created_at, NULL, NULL, NULL
                 FROM identities i WHERE i.user_id = \(bind: id)
-                ORDER BY 1, 5, 2, 3
                 """
             ).all()
         }
@@ -104,15 +111,17 @@ extension SQLLatchkeyStore: UserStore {
                     IdentityRecord(provider: try row.string("a"), subject: try row.string("b"), userID: id, createdAt: try row.date("t1")))
             }
         }
-        profile?.devices = devices
-        profile?.identities = identities
+        // Sorted here, not by ORDER BY: a sort next to bound parameters makes SQLite prepare the statement again on
+        // every call.
+        profile?.devices = devices.sorted(by: Self.oldestFirst)
+        profile?.identities = identities.sorted(by: Self.oldestFirst)
         return profile
     }
 
     static func devices(ofUser userID: String, on sql: any SQLDatabase) async throws -> [DeviceRecord] {
         try await sql.raw(
             "SELECT \(unsafeRaw: Self.deviceColumns) FROM devices WHERE user_id = \(bind: userID)"
-        ).all().map(Self.device(from:)).sorted { $0.createdAt < $1.createdAt }
+        ).all().map(Self.device(from:)).sorted(by: Self.oldestFirst)
     }
 
     static func identities(ofUser userID: String, on sql: any SQLDatabase) async throws -> [IdentityRecord] {
@@ -122,7 +131,7 @@ extension SQLLatchkeyStore: UserStore {
             IdentityRecord(
                 provider: try row.string("provider"), subject: try row.string("subject"), userID: try row.string("user_id"),
                 createdAt: try row.date("created_at"))
-        }.sorted { $0.createdAt < $1.createdAt }
+        }.sorted(by: Self.oldestFirst)
     }
 
     package func users(limit: Int, offset: Int) async throws -> [UserRecord] {
@@ -133,7 +142,8 @@ extension SQLLatchkeyStore: UserStore {
     }
 
     package func deleteUser(id: String, at time: Date) async throws -> DeletedUser? {
-        try await self.database.transaction { sql in
+        defer { self.profiles.invalidate(userID: id) }
+        return try await self.database.transaction { sql in
             let sessions = try await sql.raw("SELECT id FROM sessions WHERE user_id = \(bind: id)").all().map { try $0.string("id") }
             let codes = try await sql.raw("SELECT id FROM access_codes WHERE user_id = \(bind: id)").all().map { try $0.string("id") }
             // ON DELETE CASCADE removes devices, identities, sessions, refresh tokens and access codes.
@@ -145,6 +155,16 @@ extension SQLLatchkeyStore: UserStore {
             try await Self.recordRevocation(scope: .user, values: [id], at: time, on: sql)
             return DeletedUser(userID: id, sessionIDs: sessions, accessCodeIDs: codes)
         }
+    }
+
+    /// Devices oldest first, ties by ID.
+    static func oldestFirst(_ left: DeviceRecord, _ right: DeviceRecord) -> Bool {
+        (left.createdAt, left.id) < (right.createdAt, right.id)
+    }
+
+    /// Identities oldest first, ties by provider and subject.
+    static func oldestFirst(_ left: IdentityRecord, _ right: IdentityRecord) -> Bool {
+        (left.createdAt, left.provider, left.subject) < (right.createdAt, right.provider, right.subject)
     }
 
     static func user(from row: any SQLRow) throws -> UserRecord {

@@ -1,0 +1,46 @@
+import LatchkeyAPI
+
+/// `users/me` answers every app launch: its profile writes its own JSON (the bytes `JSONEncoder` writes; tests compare).
+@available(LatchkeyServer 1.0, *)
+extension UserProfile: JSONBodyWritable {
+    package func writeMembers(to writer: inout JSONBodyWriter) {
+        if let budget = self.budget { writer.member("budget", budget) }
+        writer.member("created_at", self.createdAt)
+        writer.member("devices", self.devices)
+        writer.member("identities", self.identities)
+        writer.member("kind", self.kind.rawValue)
+        if let provider = self.provider { writer.member("provider", provider) }
+        if let providerSubject = self.providerSubject { writer.member("provider_subject", providerSubject) }
+        if let sessionID = self.sessionID { writer.member("session_id", sessionID) }
+        writer.member("token_kind", self.tokenKind.rawValue)
+        writer.member("user_id", self.userID)
+    }
+}
+
+@available(LatchkeyServer 1.0, *)
+extension UserProfile.Budget: JSONBodyWritable {
+    package func writeMembers(to writer: inout JSONBodyWriter) {
+        writer.member("limit", self.limit)
+        writer.member("period", self.period)
+        writer.member("remaining", self.remaining)
+        writer.member("used", self.used)
+    }
+}
+
+@available(LatchkeyServer 1.0, *)
+extension UserProfile.Device: JSONBodyWritable {
+    package func writeMembers(to writer: inout JSONBodyWriter) {
+        writer.member("created_at", self.createdAt)
+        writer.member("device_id", self.deviceID)
+        if let lastSeenAt = self.lastSeenAt { writer.member("last_seen_at", lastSeenAt) }
+    }
+}
+
+@available(LatchkeyServer 1.0, *)
+extension UserProfile.Identity: JSONBodyWritable {
+    package func writeMembers(to writer: inout JSONBodyWriter) {
+        writer.member("created_at", self.createdAt)
+        writer.member("provider", self.provider)
+        writer.member("subject", self.subject)
+    }
+}
