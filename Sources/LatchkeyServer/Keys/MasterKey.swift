@@ -93,14 +93,3 @@ struct MasterKey: Sendable {
         HKDF<SHA256>.deriveKey(inputKeyMaterial: self.key, info: Data("latchkey \(purpose)".utf8), outputByteCount: 32)
     }
 }
-
-/// `open(path, O_WRONLY | O_CREAT | O_EXCL, mode)`: creates the file with `mode` from the first instant, or fails
-/// (`EEXIST`) when it exists.
-@available(LatchkeyServer 1.0, *)
-private func createExclusively(_ path: String, mode: mode_t) -> Int32 {
-    #if canImport(Glibc)
-    Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL, mode)
-    #else
-    Darwin.open(path, O_WRONLY | O_CREAT | O_EXCL, mode)
-    #endif
-}

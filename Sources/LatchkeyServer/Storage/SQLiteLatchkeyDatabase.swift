@@ -30,11 +30,19 @@ package final class SQLiteLatchkeyDatabase: LatchkeyDatabase {
         self.path = path
         self.logger = logger
         let wait = Duration.milliseconds(Int64(max(0.001, timeout) * 1000))
+        Self.createPrivately(path)
         self.writer = Guarded(connection: try await Self.open(path: path, busyTimeout: wait, logger: logger), lock: AsyncLock(timeout: wait))
         self.readers = [
             Guarded(connection: try await Self.open(path: path, busyTimeout: wait, logger: logger), lock: AsyncLock(timeout: wait)),
             Guarded(connection: try await Self.open(path: path, busyTimeout: wait, logger: logger), lock: AsyncLock(timeout: wait)),
         ]
+    }
+
+    /// Creates a missing database file empty with mode 0600 before SQLite opens it (SQLite would create it 0644): it
+    /// holds token and secret hashes. SQLite gives the `-wal` and `-shm` files the database file's mode.
+    private static func createPrivately(_ path: String) {
+        guard path != ":memory:", !path.hasPrefix("file:") else { return }
+        createEmptyUnlessPresent(path, mode: 0o600)
     }
 
     private static func open(path: String, busyTimeout: Duration, logger: Logger) async throws -> InlineSQLiteConnection {
