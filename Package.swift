@@ -1,4 +1,4 @@
-// swift-tools-version:6.2
+// swift-tools-version:6.1
 import PackageDescription
 
 let swiftSettings: [SwiftSetting] = [
@@ -25,6 +25,14 @@ let package = Package(
         .library(name: "LatchkeyClient", targets: ["LatchkeyClient"]),
         .executable(name: "latchkey", targets: ["latchkey"]),
         .executable(name: "latchkey-device", targets: ["latchkey-device"]),
+    ],
+    // An app that uses only the SDK depends on this package with `traits: []`: SwiftPM then resolves and fetches
+    // swift-crypto (and its swift-asn1) alone, not the server's 30-odd packages, and never loads their manifests,
+    // some of which need a newer toolchain than the SDK does. Every server-only product below is guarded by
+    // `Server`, on by default, so `swift run latchkey serve` and plain dependents work as before.
+    traits: [
+        .trait(name: "Server", description: "The server, its CLI and their dependencies (Hummingbird, SQLite, PostgreSQL, …)."),
+        .default(enabledTraits: ["Server"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -64,14 +72,14 @@ let package = Package(
             name: "latchkey-device",
             dependencies: [
                 "LatchkeyClient",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Server"])),
             ],
             swiftSettings: swiftSettings
         ),
         // AWS Signature Version 4 (STS and S3 calls, presigned URLs): Foundation and swift-crypto only, nothing of the server.
         .target(
             name: "LatchkeySigV4",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [.product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Server"]))],
             swiftSettings: serverSwiftSettings
         ),
         .target(
@@ -79,21 +87,21 @@ let package = Package(
             dependencies: [
                 "LatchkeySigV4",
                 "LatchkeyAPI",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "ExtrasBase64", package: "swift-extras-base64"),
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Server"])),
+                .product(name: "JWTKit", package: "jwt-kit", condition: .when(traits: ["Server"])),
+                .product(name: "ExtrasBase64", package: "swift-extras-base64", condition: .when(traits: ["Server"])),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "SQLKit", package: "sql-kit"),
-                .product(name: "SQLiteKit", package: "sqlite-kit"),
-                .product(name: "SQLiteNIO", package: "sqlite-nio"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "PostgresKit", package: "postgres-kit"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Configuration", package: "swift-configuration"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "SQLKit", package: "sql-kit", condition: .when(traits: ["Server"])),
+                .product(name: "SQLiteKit", package: "sqlite-kit", condition: .when(traits: ["Server"])),
+                .product(name: "SQLiteNIO", package: "sqlite-nio", condition: .when(traits: ["Server"])),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Server"])),
+                .product(name: "PostgresKit", package: "postgres-kit", condition: .when(traits: ["Server"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Server"])),
+                .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Server"])),
+                .product(name: "Prometheus", package: "swift-prometheus", condition: .when(traits: ["Server"])),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Server"])),
+                .product(name: "Configuration", package: "swift-configuration", condition: .when(traits: ["Server"])),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Server"])),
             ],
             swiftSettings: serverSwiftSettings
         ),
@@ -102,8 +110,8 @@ let package = Package(
             dependencies: [
                 "LatchkeyAPI",
                 "LatchkeyServer",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Server"])),
+                .product(name: "Configuration", package: "swift-configuration", condition: .when(traits: ["Server"])),
             ],
             swiftSettings: serverSwiftSettings
         ),
@@ -134,11 +142,11 @@ let package = Package(
                 "LatchkeyTestSupport",
                 "LatchkeyServer",
                 "LatchkeyAPI",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(traits: ["Server"])),
                 // HMACs for forged tokens, nonce hashes for the Apple peer, DPoP proofs.
                 .product(name: "Crypto", package: "swift-crypto"),
                 // Tokens signed with the server's own keys (a made-up kid).
-                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "JWTKit", package: "jwt-kit", condition: .when(traits: ["Server"])),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny"), serverAvailability]
         ),
@@ -152,7 +160,7 @@ let package = Package(
                 "LatchkeyServer",
                 "LatchkeySigV4",
                 "LatchkeyS3Peer",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(traits: ["Server"])),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny"), serverAvailability]
         ),
