@@ -107,51 +107,6 @@ struct Refresh: AsyncParsableCommand {
     }
 }
 
-struct Call: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Send one request with an auth policy and print the response body.",
-        discussion: "--auth none: no credentials; bearer: Authorization only; device: X-Device-ID only (no JWT); guest: both.")
-    @OptionGroup var options: DeviceOptions
-    @Argument(help: "HTTP method, e.g. GET.") var method: String
-    @Argument(help: "Path on the server, e.g. /api/v1/users/me.") var path: String
-    @Option(help: "none, bearer, device or guest.") var auth: CallAuth = .bearer
-    @Option(help: "A JSON body.") var data: String?
-    @Flag(help: "Send this device's UUID as {\"user_id\": …} (for POST /api/v1/users/register).") var registerUser = false
-
-    enum CallAuth: String, ExpressibleByArgument, CaseIterable {
-        case none, bearer, device, guest
-        var policy: AuthPolicy {
-            switch self {
-            case .none: .none
-            case .bearer: .bearer
-            case .device: .deviceID
-            case .guest: .bearerAndDeviceID
-            }
-        }
-    }
-
-    func run() async throws {
-        try await self.options.run { session in
-            var body = self.data.map { Data($0.utf8) }
-            if self.registerUser {
-                body = try JSONEncoder().encode(RegisterUserRequest(userID: try await session.deviceID().uuidString.lowercased()))
-            }
-            let request = LatchkeyRequest(
-                method: self.method, path: self.path, headers: body == nil ? [:] : ["Content-Type": "application/json"], body: body,
-                auth: self.auth.policy)
-            let response = try await session.send(request)
-            if self.options.json {
-                let parsed =
-                    (try? JSONSerialization.jsonObject(with: response.body, options: [.fragmentsAllowed]))
-                    ?? String(decoding: response.body, as: UTF8.self)
-                Output.printJSON(["status": response.status, "body": parsed])
-            } else {
-                print(String(decoding: response.body, as: UTF8.self))
-            }
-        }
-    }
-}
-
 struct SignOut: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "signout", abstract: "Sign out here and revoke the session on the server.")
     @OptionGroup var options: DeviceOptions

@@ -27,11 +27,14 @@ struct DeviceOptions: ParsableArguments {
         }
     }
 
-    /// The app's session over the state directory.
+    /// The server's base URL.
+    var serverURL: URL { URL(string: self.server ?? ProcessInfo.processInfo.environment["LATCHKEY_SERVER"] ?? "http://127.0.0.1:8080")! }
+
+    /// The app's session over the state directory. The device-ID mirror is a file there too (not the platform default,
+    /// which would be one for every state directory): each state directory is an install of its own.
     func makeSession(_ configure: (inout LatchkeySession.Configuration) -> Void = { _ in }) -> LatchkeySession {
-        let server = self.server ?? ProcessInfo.processInfo.environment["LATCHKEY_SERVER"] ?? "http://127.0.0.1:8080"
         let directory = self.stateDirectory
-        var configuration = LatchkeySession.Configuration(serverURL: URL(string: server)!)
+        var configuration = LatchkeySession.Configuration(serverURL: self.serverURL)
         configure(&configuration)
         return LatchkeySession(
             configuration: configuration,
@@ -63,6 +66,7 @@ struct DeviceOptions: ParsableArguments {
         case .rateLimited: 4
         case .offline, .server, .storeUnavailable, .invalidResponse: 5
         case .rejected, .missingDeviceID, .notRefreshable, .identityAlreadyLinked, .invalidKey, .storageNotConfigured: 1
+        case .invalidRequest: 2
         }
     }
 }

@@ -132,6 +132,35 @@ struct LatchkeyDeviceCommandTests {
     // MARK: signout
 
     @available(LatchkeyServer 1.0, *)
+    @Test func callWithAnAbsoluteURLReachesTheAppsOwnRouteAndStreamsItsLines() async throws {
+        try await DeviceApp.run { app, server in
+            try await app.register()
+            server.stream.clientSawTheFirstEvent()  // a separate process cannot say so: the route sends both at once
+            let url = server.url.appendingPathComponent("api/v1/compose/stream").absoluteString
+            let call = try await app.run("call", "POST", url, "--stream")
+            #expect(call.exitCode == 0, "\(call)")
+            #expect(call.stdoutLines.filter { !$0.isEmpty } == ["data: one", "data: two"])
+            #expect(server.seen.last?.authorization?.hasPrefix("Bearer ") == true)
+
+            let refused = try await app.run("call", "GET", server.url.appendingPathComponent("api/v1/users/nobody").absoluteString)
+            #expect(refused.exitCode == 1, "\(refused)")
+        }
+    }
+
+    @available(LatchkeyServer 1.0, *)
+    @Test func callWithDeviceForGuestsSendsTheDeviceIDOnlyForAGuest() async throws {
+        try await DeviceApp.run { app, server in
+            #expect(try await app.run("guest").exitCode == 0)
+            let echo = server.url.appendingPathComponent("api/v1/assets/echo").absoluteString
+            #expect(try await app.run("call", "GET", echo, "--auth", "device-for-guests").exitCode == 0)
+            #expect(server.seen.last?.deviceID != nil)
+            try await app.register()
+            #expect(try await app.run("call", "GET", echo, "--auth", "device-for-guests").exitCode == 0)
+            #expect(server.seen.last?.deviceID == nil)
+        }
+    }
+
+    @available(LatchkeyServer 1.0, *)
     @Test func signoutLocalExitsZeroAndThenStatusAndMeExit3() async throws {
         try await DeviceApp.run { app, _ in
             try await app.register()

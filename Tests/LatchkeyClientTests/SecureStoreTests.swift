@@ -124,7 +124,7 @@ import Testing
 @available(LatchkeyServer 1.0, *)
 final class InMemoryKeychain: KeychainItemAccess, @unchecked Sendable {
     private let lock = NSLock()
-    private var storage: [String: KeychainItem] = [:]
+    private var storage: [KeychainLocation: KeychainItem] = [:]
     private var log: [String] = []
     private var isLocked = false
 
@@ -132,44 +132,43 @@ final class InMemoryKeychain: KeychainItemAccess, @unchecked Sendable {
         get { self.lock.withLock { self.isLocked } }
         set { self.lock.withLock { self.isLocked = newValue } }
     }
-    var items: [String: KeychainItem] { self.lock.withLock { self.storage } }
+    var items: [KeychainLocation: KeychainItem] { self.lock.withLock { self.storage } }
     var calls: [String] { self.lock.withLock { self.log } }
 
     func add(_ item: KeychainItem) -> KeychainStatus {
         self.lock.withLock {
             self.log.append("add")
             if self.isLocked { return .interactionNotAllowed }
-            let key = item.service + "/" + item.account
-            if self.storage[key] != nil { return .duplicateItem }
-            self.storage[key] = item
+            if self.storage[item.location] != nil { return .duplicateItem }
+            self.storage[item.location] = item
             return .success
         }
     }
 
-    func update(service: String, account: String, data: Data) -> KeychainStatus {
+    func update(_ location: KeychainLocation, data: Data) -> KeychainStatus {
         self.lock.withLock {
             self.log.append("update")
             if self.isLocked { return .interactionNotAllowed }
-            guard self.storage[service + "/" + account] != nil else { return .itemNotFound }
-            self.storage[service + "/" + account]?.data = data
+            guard self.storage[location] != nil else { return .itemNotFound }
+            self.storage[location]?.data = data
             return .success
         }
     }
 
-    func copyData(service: String, account: String) -> (status: KeychainStatus, data: Data?) {
+    func copyData(_ location: KeychainLocation) -> (status: KeychainStatus, data: Data?) {
         self.lock.withLock {
             self.log.append("copy")
             if self.isLocked { return (.interactionNotAllowed, nil) }
-            guard let item = self.storage[service + "/" + account] else { return (.itemNotFound, nil) }
+            guard let item = self.storage[location] else { return (.itemNotFound, nil) }
             return (.success, item.data)
         }
     }
 
-    func delete(service: String, account: String) -> KeychainStatus {
+    func delete(_ location: KeychainLocation) -> KeychainStatus {
         self.lock.withLock {
             self.log.append("delete")
             if self.isLocked { return .interactionNotAllowed }
-            return self.storage.removeValue(forKey: service + "/" + account) == nil ? .itemNotFound : .success
+            return self.storage.removeValue(forKey: location) == nil ? .itemNotFound : .success
         }
     }
 }

@@ -54,6 +54,9 @@ public enum LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible, 
     /// The server answered 404 `not_found` to a storage request: it has no storage configured (for assets, no assets
     /// folder).
     case storageNotConfigured
+    /// The request cannot be sent as it is (e.g. ``LatchkeySession/data(for:policy:)`` with a URL that is not absolute
+    /// `http` or `https`); nothing was sent.
+    case invalidRequest(String)
 
     /// A short sentence a person can read.
     public var description: String {
@@ -72,7 +75,7 @@ public enum LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible, 
         case .invalidDeviceSecret: "This device is already registered and its device secret is missing or wrong. Sign in with an access code."
         case .invalidAccessCode: "This access code is not valid or has expired."
         case .accessCodeForAnotherDevice: "This access code belongs to another device."
-        case .storeUnavailable(let reason): "Secure storage is not available right now (\(reason)). Try again after unlocking the device."
+        case .storeUnavailable(let reason): "Secure storage is not available right now: \(reason)."
         case .invalidResponse: "The server's answer could not be read."
         case .signInRejected(_, let message): "The sign-in was not accepted: \(message)"
         case .identityAlreadyLinked: "This sign-in already belongs to another account. Nothing was linked or merged."
@@ -80,6 +83,7 @@ public enum LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible, 
         case .unknownDevice: "This device is not registered with the server yet. Register it, then try again."
         case .invalidKey(let message): "The storage key was refused: \(message)"
         case .storageNotConfigured: "This server offers no storage."
+        case .invalidRequest(let reason): "This request cannot be sent: \(reason)."
         }
     }
 
@@ -156,7 +160,7 @@ extension SecureStoreError {
     var latchkeyError: LatchkeyError {
         switch self {
         case .unavailable(let reason): .storeUnavailable(reason)
-        case .corrupt: .storeUnavailable("the stored credentials could not be read")
+        case .corrupt: .storeUnavailable("the stored credentials could not be read; they are kept as they are")
         case .failed(let reason): .storeUnavailable(reason)
         }
     }

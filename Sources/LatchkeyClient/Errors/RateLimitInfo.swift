@@ -25,13 +25,18 @@ public struct RateLimitInfo: Sendable, Equatable, CustomStringConvertible {
     /// `X-RateLimit-Reset` is read as seconds since 1970 when it is that large, else as seconds from `now`;
     /// `Retry-After` as seconds or as an HTTP date.
     public init?(response: TransportResponse, now: Date) {
-        func integer(_ name: String) -> Int? { response.header(name).flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } }
+        self.init(header: response.header, now: now)
+    }
+
+    /// Reads the headers `header` looks up (case-insensitively); `nil` when there are none of them.
+    init?(header: (String) -> String?, now: Date) {
+        func integer(_ name: String) -> Int? { header(name).flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } }
         self.limit = integer(LatchkeyHeader.rateLimitLimit)
         self.remaining = integer(LatchkeyHeader.rateLimitRemaining)
         self.reset = integer(LatchkeyHeader.rateLimitReset).map { value in
             value > 1_000_000_000 ? Date(timeIntervalSince1970: TimeInterval(value)) : now.addingTimeInterval(TimeInterval(value))
         }
-        self.retryAfter = response.header(LatchkeyHeader.retryAfter).flatMap { value in
+        self.retryAfter = header(LatchkeyHeader.retryAfter).flatMap { value in
             if let seconds = TimeInterval(value.trimmingCharacters(in: .whitespaces)) { return max(0, seconds) }
             return Self.httpDate(value).map { max(0, $0.timeIntervalSince(now)) }
         }

@@ -1,11 +1,5 @@
 import Foundation
 
-#if canImport(CryptoKit)
-import CryptoKit
-#else
-import Crypto
-#endif
-
 /// The nonce of one Sign in with Apple attempt: a random string and its SHA-256.
 ///
 /// Apple puts the value of `ASAuthorizationAppleIDRequest.nonce` into the identity token's `nonce` claim; the
@@ -35,7 +29,7 @@ public struct AppleNonce: Sendable, Hashable, CustomStringConvertible, CustomDeb
     /// Wraps a nonce made elsewhere and computes its ``sha256``.
     public init(raw: String) {
         self.raw = raw
-        self.sha256 = SHA256.hash(data: Data(raw.utf8)).map { String(format: "%02x", $0) }.joined()
+        self.sha256 = SHA256Hex.digest(raw)
     }
 
     /// A new nonce of `length` characters from ``characters``, drawn with `SystemRandomNumberGenerator`

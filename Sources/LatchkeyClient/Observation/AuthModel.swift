@@ -2,7 +2,8 @@
 import Foundation
 import Observation
 
-/// The auth state for SwiftUI: an `@Observable` mirror of a ``LatchkeySession``.
+/// The auth state for SwiftUI on iOS 17 / macOS 14 and later: an `@Observable` mirror of a ``LatchkeySession``
+/// (``AuthObservableObject`` is the same for iOS 16 / macOS 13).
 ///
 /// ```swift
 /// @State var auth = AuthModel(session: session)
@@ -26,13 +27,7 @@ public final class AuthModel {
 
     /// Follows the session's states and events until the calling task is cancelled.
     public func observe() async {
-        let events = await self.session.events()
-        let states = await self.session.authStates()
-        let following = Task { @MainActor in
-            for await event in events { if case .rateLimited(let info) = event { self.lastRateLimit = info } }
-        }
-        defer { following.cancel() }
-        for await state in states { self.state = state }
+        await SessionFollower.follow(self.session, state: { self.state = $0 }, rateLimited: { self.lastRateLimit = $0 })
     }
 }
 #endif

@@ -4,15 +4,17 @@ public enum AuthPolicy: String, Sendable, Equatable, CaseIterable {
     case none
     /// `Authorization: Bearer <access token>`; a 401 is answered by one refresh and one retry.
     case bearer
-    /// `X-Device-ID: <device UUID>` only, never an `Authorization` header (Stori's asset endpoints).
+    /// `X-Device-ID: <device UUID>` only, never an `Authorization` header (Stori's asset endpoints). The device UUID is
+    /// read from memory or the defaults mirror, not the Keychain.
     case deviceID
-    /// Both the bearer and `X-Device-ID` (guest requests, seed 003).
+    /// Both the bearer and `X-Device-ID`.
     case bearerAndDeviceID
     /// The access token in the query as `?token=<access token>`, no header (WebSocket URLs).
     case tokenInQuery
+    /// The bearer, and `X-Device-ID` as well while the session is a guest's (seed 003: guests are rate-limited by
+    /// device, signed-in users by user, and the backend wants the header for guests only).
+    case deviceIDForGuests
 
     /// Whether the policy sends the access token.
-    var usesToken: Bool { self == .bearer || self == .bearerAndDeviceID || self == .tokenInQuery }
-    /// Whether the policy sends `X-Device-ID`.
-    var usesDeviceID: Bool { self == .deviceID || self == .bearerAndDeviceID }
+    var usesToken: Bool { self != .none && self != .deviceID }
 }

@@ -51,24 +51,3 @@ public struct AuthSession: Sendable, Equatable, CustomStringConvertible {
     /// Kind and user.
     public var description: String { "\(self.kind.rawValue), user \(self.userID)" }
 }
-
-/// Something that happened which the app may want to show: a state change or a rate limit.
-public enum LatchkeyEvent: Sendable, Equatable {
-    /// The auth state changed.
-    case stateChanged(AuthState)
-    /// A request was refused with 429.
-    case rateLimited(RateLimitInfo)
-    /// This install now has a new device identity (device UUID and key); the old one cannot be used again.
-    case deviceIdentityReplaced(DeviceIdentityChange)
-}
-
-/// Why the device identity was replaced.
-public enum DeviceIdentityChange: String, Sendable, Equatable {
-    /// The server knows the device UUID as another account's (claimed through `users/register`, or its account was
-    /// deleted): this install continues under a new one.
-    case idUnavailable
-    /// The account of this device was deleted; its ID is retired.
-    case accountDeleted
-    /// The app asked (``LatchkeySession/resetDeviceIdentity()``).
-    case requested
-}

@@ -4,16 +4,29 @@ extension LatchkeySession {
     /// Supplies the bearer from an identity provider's own SDK (seed 004: Clerk's `session.getToken()`).
     ///
     /// `forceRefresh` is `true` when the server rejected the previous token; return a fresh one, or `nil` when
-    /// the user is signed out of the provider.
+    /// the user is signed out of the provider. Requests that meet the same rejection share one forced call.
     public typealias TokenProvider = @Sendable (_ forceRefresh: Bool) async throws -> String?
 
     /// What happens to session tokens when the app was reinstalled (the Keychain survives, UserDefaults does not).
     public enum ReinstallPolicy: Sendable, Equatable {
-        /// Drop the session tokens, keep the device UUID and device secret (default): a reinstall signs out
+        /// Drop the session tokens, keep the device UUID and device key (default): a reinstall signs out
         /// but ``LatchkeySession/registerDevice()`` gets the same account back.
         case dropSession
         /// Keep everything.
         case keepSession
+    }
+
+    /// What ``LatchkeySession/registerDevice()`` does on a phone restored from a backup: UserDefaults brought the device
+    /// UUID back, the `ThisDeviceOnly` Keychain item with the device's key did not, and the server knows that UUID as the
+    /// original phone's (`invalid_device_secret`).
+    public enum RestoredDevicePolicy: Sendable, Equatable {
+        /// Start a new device identity and register it (default), with ``LatchkeyEvent/deviceIdentityReplaced(_:)``
+        /// (``DeviceIdentityChange/restoredFromBackup``): a new device user; accounts linked to Apple or another
+        /// provider sign in again with it. The original phone keeps its account.
+        case startNewIdentity
+        /// Throw ``LatchkeyError/invalidDeviceSecret`` and let the app decide (an access code, or
+        /// ``LatchkeySession/resetDeviceIdentity()``).
+        case reportError
     }
 
     /// How a session behaves.
@@ -26,6 +39,8 @@ extension LatchkeySession {
         public var requireAccessCodeForThisDevice: Bool
         /// What a reinstall does to session tokens.
         public var reinstallPolicy: ReinstallPolicy
+        /// What registering a device restored from a backup does.
+        public var restoredDevicePolicy: RestoredDevicePolicy
         /// When set, bearers come from this provider instead of stored tokens.
         public var tokenProvider: TokenProvider?
         /// The UserDefaults key that mirrors the device UUID.
@@ -34,12 +49,21 @@ extension LatchkeySession {
         /// travels, and refresh tokens are bound to the key. `false` registers with a device secret, as SDKs before
         /// device keys did (servers accept both unless they require proofs).
         public var usesDeviceKey: Bool
+        /// Whether this process is an app extension (a widget, a share extension; by default, whether the main bundle is
+        /// an `.appex`). An extension shares the app's Keychain item (``KeychainStore`` with an access group) but has
+        /// UserDefaults of its own, so it never takes a missing device-ID mirror for a reinstall.
+        public var isAppExtension: Bool
+        /// What keeps the app running while a refresh finishes; `nil` (default) until
+        /// ``LatchkeySession/followAppLifecycle()`` installs UIKit's background tasks on iOS.
+        public var backgroundExecution: (any BackgroundExecution)?
 
         /// Creates a configuration; only the server URL is required.
         public init(
             serverURL: URL, clockSkew: TimeInterval = 300, requireAccessCodeForThisDevice: Bool = true,
             reinstallPolicy: ReinstallPolicy = .dropSession, tokenProvider: TokenProvider? = nil,
-            deviceIDDefaultsKey: String = "latchkey.device-id", usesDeviceKey: Bool = true
+            deviceIDDefaultsKey: String = "latchkey.device-id", usesDeviceKey: Bool = true,
+            isAppExtension: Bool = Configuration.runsInAppExtension, restoredDevicePolicy: RestoredDevicePolicy = .startNewIdentity,
+            backgroundExecution: (any BackgroundExecution)? = nil
         ) {
             self.serverURL = serverURL
             self.clockSkew = clockSkew
@@ -48,6 +72,12 @@ extension LatchkeySession {
             self.tokenProvider = tokenProvider
             self.deviceIDDefaultsKey = deviceIDDefaultsKey
             self.usesDeviceKey = usesDeviceKey
+            self.isAppExtension = isAppExtension
+            self.restoredDevicePolicy = restoredDevicePolicy
+            self.backgroundExecution = backgroundExecution
         }
+
+        /// Whether this process runs from an app extension bundle (`.appex`).
+        public static var runsInAppExtension: Bool { Bundle.main.bundleURL.pathExtension == "appex" }
     }
 }

@@ -6,8 +6,9 @@ extension LatchkeySession {
     ///
     /// Restore from the secure store → if the access token expires within ``Configuration/clockSkew``, refresh it
     /// (a token without refresh is dropped: signed out) → `GET /auth/me` → on 401 refresh and retry once → otherwise
-    /// signed out. When the server cannot be reached, a restored session stays signed in (requests fail as offline).
-    /// A locked Keychain gives ``AuthState/storeUnavailable``: call again later.
+    /// signed out. When the server cannot be reached or fails (5xx), a restored session stays signed in (requests fail as
+    /// offline). A locked Keychain, or stored bytes that cannot be read (kept as they are), give
+    /// ``AuthState/storeUnavailable``: call again later (``handle(_:)`` does when protected data becomes available).
     @discardableResult
     public func bootstrap() async -> AuthState {
         let credentials: StoredCredentials
@@ -22,43 +23,33 @@ extension LatchkeySession {
         }
         if self.isExpiring(session) {
             guard session.refreshToken != nil else {
-                self.endSession(.signedOut)
+                self.endSession(.signedOut, reason: .sessionExpired)
                 return self.state
             }
             do { session = try await self.refreshSession(replacing: session.accessToken) } catch {
-                return self.settle(after: error, keeping: session)
+                return self.settle(after: error)
             }
         }
         do {
             _ = try await self.currentUser()
             if let current = self.credentials?.session { self.setState(.signedIn(AuthSession(current))) }
         } catch {
-            return self.settle(after: error, keeping: session)
+            return self.settle(after: error)
         }
         return self.state
     }
 
     /// The state after a failed bootstrap step: offline or a failing server keeps the session, a rejection ends it.
-    private func settle(after error: any Error, keeping session: StoredSession) -> AuthState {
+    private func settle(after error: any Error) -> AuthState {
         switch error {
-        case LatchkeyError.sessionExpired: self.endSession(.sessionExpired)
-        case LatchkeyError.notSignedIn, LatchkeyError.unauthorized: self.endSession(.signedOut)
+        case LatchkeyError.sessionExpired: self.endSession(.sessionExpired, reason: .sessionExpired)
+        case LatchkeyError.notSignedIn, LatchkeyError.unauthorized: self.endSession(.signedOut, reason: .sessionExpired)
         default:
-            if let current = self.credentials?.session { self.setState(.signedIn(AuthSession(current))) } else { self.endSession(.signedOut) }
-        }
-        return self.state
-    }
-
-    /// With an external token provider: signed in when the provider has a token and the server accepts it.
-    private func bootstrapWithProvider() async -> AuthState {
-        do {
-            let profile = try await self.currentUser()
-            self.setState(.signedIn(AuthSession(userID: profile.userID, kind: .external, expiresAt: nil)))
-        } catch LatchkeyError.offline {
-            let subject = (try? await self.accessToken(forceProviderRefresh: false)).flatMap(UnverifiedJWT.subject(of:))
-            self.setState(subject.map { .signedIn(AuthSession(userID: $0, kind: .external, expiresAt: nil)) } ?? .signedOut)
-        } catch {
-            self.setState(.signedOut)
+            if let current = self.credentials?.session {
+                self.setState(.signedIn(AuthSession(current)))
+            } else {
+                self.endSession(.signedOut, reason: .sessionExpired)
+            }
         }
         return self.state
     }

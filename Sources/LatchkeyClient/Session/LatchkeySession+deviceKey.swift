@@ -6,12 +6,19 @@ extension LatchkeySession {
     /// answer never leaves the server knowing a key the app forgot). Nil when ``Configuration/usesDeviceKey`` is off.
     func deviceKeyForProofs() throws -> DeviceKey? {
         guard self.configuration.usesDeviceKey else { return nil }
-        var credentials = try self.loadCredentials()
+        let credentials = try self.loadCredentials()
         if let key = credentials.deviceKey { return key }
         let key = DeviceKey.generate()
-        credentials.deviceKey = key
-        try self.persist(credentials)
-        return key
+        // Another process of this install may have made the key meanwhile: use that one, never a second.
+        let result = try self.commit(keepingOnFailure: false, expecting: { $0?.deviceID != credentials.deviceID || $0?.deviceKey == nil }) {
+            $0.deviceKey = key
+        }
+        switch result {
+        case .committed: return key
+        case .conflict(let stored):
+            self.credentials?.deviceKey = stored?.deviceKey
+            return stored?.deviceKey
+        }
     }
 
     /// The nonce the server handed out last (`DPoP-Nonce`), for the next proof. Kept beside the device UUID (it is no
@@ -42,17 +49,24 @@ extension LatchkeySession {
     /// Starts a new device identity: a new device UUID and key, no secret. The session ends; the old identity is
     /// not used again. The SDK does this by itself when the server says the device UUID is not this install's to use
     /// (claimed through `users/register`, or its account deleted), and after ``deleteAccount()`` of this device's own
-    /// account.
+    /// account, and on a phone restored from a backup (see ``Configuration/restoredDevicePolicy``). Stored credentials that
+    /// cannot be read are replaced too: the SDK reports them (``AuthState/storeUnavailable``) but never replaces them by
+    /// itself.
     public func resetDeviceIdentity() throws {
         try self.replaceDeviceIdentity(.requested)
     }
 
-    func replaceDeviceIdentity(_ reason: DeviceIdentityChange) throws {
+    func replaceDeviceIdentity(_ reason: DeviceIdentityChange, signOutReason: SignOutReason = .deviceIdentityReplaced) throws {
+        let hadSession = self.credentials?.session != nil
         self.startNewGeneration()
         let fresh = StoredCredentials(deviceID: UUID(), deviceKey: self.configuration.usesDeviceKey ? DeviceKey.generate() : nil)
-        try self.persist(fresh)
+        // A plain save: this replaces whatever is stored, unreadable bytes included (the app asked, or the server said so).
+        do { try self.secureStore.save(fresh) } catch let error as SecureStoreError { throw error.latchkeyError }
+        self.credentials = fresh
+        self.hasUnsavedCredentials = false
         self.defaults.set(fresh.deviceID.uuidString, forKey: self.configuration.deviceIDDefaultsKey)
         self.emit(.deviceIdentityReplaced(reason))
+        if hadSession { self.emit(.signedOut(signOutReason)) }
         self.setState(.signedOut)
     }
 }

@@ -103,9 +103,9 @@ extension LatchkeySession {
         request.provesDevice = true
         let deleted = try await self.send(request, decoding: AccountDeletionResponse.self)
         if let credentials = self.credentials, deleted.userID.caseInsensitiveCompare(credentials.deviceID.uuidString) == .orderedSame {
-            try? self.replaceDeviceIdentity(.accountDeleted)
+            try? self.replaceDeviceIdentity(.accountDeleted, signOutReason: .requested)
         }
-        self.endSession(.signedOut)
+        self.endSession(.signedOut, reason: .requested)
         return deleted
     }
 

@@ -15,18 +15,34 @@ extension LatchkeySession {
 
     /// The session that replaces the one whose access token is `token`: the current one if it was replaced already,
     /// the result of the refresh in flight, a newer one another process stored, or the result of one new refresh call.
+    ///
+    /// The refresh runs in a task of its own inside a background task (``BackgroundExecution``): a caller that is
+    /// cancelled, or an app that is suspended, does not lose the answer the server committed. An answer that is lost
+    /// anyway (no response) leaves the session as it was; the server answers the same refresh token again with the same
+    /// successor until that successor is used.
     func refreshSession(replacing token: String) async throws -> StoredSession {
         guard let session = try self.loadCredentials().session else { throw LatchkeyError.notSignedIn }
         if session.accessToken != token { return session }
         if let inFlight = self.refreshInFlight, inFlight.generation == self.generation { return try await inFlight.task.value }
         if let newer = self.adoptNewerSession(replacing: token) { return newer }
         guard let refreshToken = session.refreshToken else {
-            self.endSession(.sessionExpired)
+            self.endSession(.sessionExpired, reason: .sessionExpired)
             throw LatchkeyError.sessionExpired
         }
         let generation = self.generation
         let id = UUID()
-        let task = Task { try await self.completeRefresh(refreshToken, generation: generation) }
+        let background = self.backgroundExecution
+        let task = Task {
+            let end = await background?.beginTask(named: "Latchkey token refresh")
+            do {
+                let refreshed = try await self.completeRefresh(refreshToken, generation: generation)
+                await end?()
+                return refreshed
+            } catch {
+                await end?()
+                throw error
+            }
+        }
         self.refreshInFlight = RefreshInFlight(generation: generation, id: id, task: task)
         defer { if self.refreshInFlight?.id == id { self.refreshInFlight = nil } }
         return try await task.value
@@ -40,20 +56,38 @@ extension LatchkeySession {
         switch response.status {
         case 200..<300:
             guard let pair = try? JSONDecoder().decode(TokenPairResponse.self, from: response.body) else { throw LatchkeyError.invalidResponse }
-            var credentials = try self.loadCredentials()
-            let session = self.storedSession(from: pair)
-            credentials.session = session
-            try self.persist(credentials)
-            self.setState(.signedIn(AuthSession(session)))
-            return session
+            return try self.store(self.storedSession(from: pair), replacing: refreshToken)
         case 401:
             // Another process may have rotated the token and stored the result: that is not a sign-out.
             if let current = self.credentials?.session, let newer = self.adoptNewerSession(replacing: current.accessToken) { return newer }
-            self.endSession(.sessionExpired)
+            self.endSession(.sessionExpired, reason: .sessionExpired)
             throw LatchkeyError.sessionExpired
         default:
             _ = try self.check(response)
             throw LatchkeyError.invalidResponse
+        }
+    }
+
+    /// Writes the refreshed `session` over the one whose refresh token was `refreshToken`, only if the store still holds
+    /// that one: another process that stored a newer session (its own refresh, a sign-out, the next user) keeps it, and
+    /// this session follows it.
+    private func store(_ session: StoredSession, replacing refreshToken: String) throws -> StoredSession {
+        let result = try self.commit(keepingOnFailure: true, expecting: { $0?.session?.refreshToken == refreshToken }) { $0.session = session }
+        switch result {
+        case .committed:
+            self.emit(.tokenRefreshed(AuthSession(session)))
+            self.setState(.signedIn(AuthSession(session)))
+            return session
+        case .conflict(let stored):
+            if let stored, let theirs = stored.session, stored.deviceID == self.credentials?.deviceID {
+                self.adopt(stored)
+                return theirs
+            }
+            self.startNewGeneration()
+            self.credentials?.session = nil
+            self.emit(.signedOut(.signedOutElsewhere))
+            self.setState(.signedOut)
+            throw LatchkeyError.notSignedIn
         }
     }
 
@@ -64,17 +98,6 @@ extension LatchkeySession {
             method: "POST", url: try self.url(for: "/api/v1/auth/refresh"), headers: ["Content-Type": "application/json"],
             body: try JSONEncoder().encode(RefreshRequest(refreshToken: refreshToken)))
         return try await self.performProving(request)
-    }
-
-    /// The session in the secure store when another process (an app extension, a second CLI run) replaced ours there.
-    func adoptNewerSession(replacing token: String) -> StoredSession? {
-        guard let current = self.credentials, let ours = current.session,
-            let stored = try? self.secureStore.load(), let theirs = stored.session,
-            stored.deviceID == current.deviceID, theirs.userID == ours.userID, theirs.accessToken != token
-        else { return nil }
-        self.credentials = stored
-        self.setState(.signedIn(AuthSession(theirs)))
-        return theirs
     }
 
     func storedSession(from pair: TokenPairResponse) -> StoredSession {

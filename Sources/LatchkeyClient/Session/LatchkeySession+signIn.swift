@@ -13,12 +13,21 @@ extension LatchkeySession {
     /// When the server answers that the device UUID is not this install's to use (409: claimed through
     /// `users/register`, or its account deleted), the SDK starts a new device identity
     /// (``LatchkeyEvent/deviceIdentityReplaced(_:)``) and registers that, once.
+    ///
+    /// On a phone restored from a backup (the device UUID came back in UserDefaults, its key did not), the server answers
+    /// that this install cannot prove the device (`invalid_device_secret`): by default the SDK starts a new device identity
+    /// (``DeviceIdentityChange/restoredFromBackup``) and registers that, once (see ``Configuration/restoredDevicePolicy``).
     @discardableResult
     public func registerDevice() async throws -> AuthSession {
         do {
             return try await self.registerThisDevice()
         } catch LatchkeyError.rejected(409, let code, _) where code == .deviceIDClaimed || code == .userDeleted {
             try self.replaceDeviceIdentity(.idUnavailable)
+            return try await self.registerThisDevice()
+        } catch LatchkeyError.invalidDeviceSecret
+            where self.configuration.restoredDevicePolicy == .startNewIdentity && self.credentials?.deviceIDRestored == true
+        {
+            try self.replaceDeviceIdentity(.restoredFromBackup)
             return try await self.registerThisDevice()
         }
     }
@@ -29,7 +38,7 @@ extension LatchkeySession {
         var request = try LatchkeyRequest.post("/api/v1/auth/register-device", json: body, auth: .none)
         request.provesDevice = true
         let pair = try await self.send(request, decoding: TokenPairResponse.self)
-        return try self.begin(self.storedSession(from: pair), deviceSecret: pair.deviceSecret)
+        return try self.begin(self.storedSession(from: pair), deviceSecret: pair.deviceSecret, registeredDevice: true)
     }
 
     /// Creates (or finds) the user whose ID is this device's UUID (`POST /api/v1/users/register`, the Stori flow);
@@ -101,7 +110,7 @@ extension LatchkeySession {
     /// session back.
     public func signOut(scope: LogoutScope = .local) async throws {
         let session = (try? self.loadCredentials())?.session
-        self.endSession(.signedOut)
+        self.endSession(.signedOut, reason: .requested)
         guard self.configuration.tokenProvider == nil, let session, session.kind == .session else { return }
         var token = session.accessToken
         if self.isExpiring(session), let refreshToken = session.refreshToken,

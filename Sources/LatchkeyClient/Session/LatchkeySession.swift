@@ -1,7 +1,7 @@
 import Foundation
 import LatchkeyAPI
 
-/// An app's Latchkey session: device identity, tokens, refresh, and every request to the server.
+/// An app's Latchkey session: device identity, tokens, refresh, and every request to the server or the app's own API.
 ///
 /// Create one per app (per process) at launch and call ``bootstrap()``:
 ///
@@ -13,7 +13,8 @@ import LatchkeyAPI
 /// ```
 ///
 /// Refreshes are single-flight: however many requests meet an expired token, one refresh call is made and the
-/// others wait for it. A refresh that finishes after ``signOut(scope:)`` (or after another sign-in) is discarded.
+/// others wait for it. A refresh that finishes after ``signOut(scope:)`` (or after another sign-in) is discarded, and a
+/// request sent before either is never sent again with the next session's token.
 public actor LatchkeySession {
     /// How this session behaves.
     public nonisolated let configuration: Configuration
@@ -22,12 +23,19 @@ public actor LatchkeySession {
     let defaults: any KeyValueStore
     let clock: any LatchkeyClock
 
-    /// The credentials as last read or written; `nil` until first loaded.
+    /// The credentials as last read or written; `nil` until first loaded. Ahead of the store while
+    /// ``hasUnsavedCredentials``.
     var credentials: StoredCredentials?
-    /// Bumped whenever a session ends or a new one starts; a refresh or storage fetch started under an older generation may
-    /// not write.
+    /// Whether the last write to the secure store failed; the next use of the session writes again.
+    var hasUnsavedCredentials = false
+    /// Bumped whenever a session ends or a new one starts; a refresh started under an older generation may not write,
+    /// and a request prepared under one is not sent again under another.
     var generation = 0
     var refreshInFlight: RefreshInFlight?
+    /// The forced provider call for the token the server rejected last, shared by every request that met that 401.
+    var providerRefresh: (rejected: String, task: Task<String?, any Error>)?
+    /// What keeps the app running while a refresh finishes (see ``followAppLifecycle()``).
+    var backgroundExecution: (any BackgroundExecution)?
     /// Storage credentials of the signed-in user, and the fetch of new ones in flight; forgotten with the session.
     var storageCache = StorageCredentialsCache()
     /// The current state.
@@ -45,18 +53,30 @@ public actor LatchkeySession {
     ///
     /// - Parameters:
     ///   - secureStore: where tokens and the device identity live (``KeychainStore`` on Apple platforms).
-    ///   - defaults: where the device UUID is mirrored (`UserDefaults.standard` by default).
+    ///   - defaults: where the device UUID is mirrored. By default `UserDefaults.standard` on Apple platforms; elsewhere
+    ///     a `defaults.json` beside a ``FileSecureStore`` (Foundation's `UserDefaults` on Linux keeps nothing across
+    ///     processes without `synchronize()`), else ``UserDefaultsStore``, which synchronizes there.
     ///   - transport: how requests are sent (`URLSession` by default).
     ///   - clock: where time comes from.
     public init(
-        configuration: Configuration, secureStore: any SecureStore, defaults: any KeyValueStore = UserDefaultsStore(),
+        configuration: Configuration, secureStore: any SecureStore, defaults: (any KeyValueStore)? = nil,
         transport: any HTTPTransport = URLSessionTransport(), clock: any LatchkeyClock = SystemLatchkeyClock()
     ) {
         self.configuration = configuration
         self.secureStore = secureStore
-        self.defaults = defaults
+        self.defaults = defaults ?? Self.defaultDefaults(beside: secureStore)
         self.transport = transport
         self.clock = clock
+        self.backgroundExecution = configuration.backgroundExecution
+    }
+
+    private static func defaultDefaults(beside secureStore: any SecureStore) -> any KeyValueStore {
+        #if canImport(Darwin)
+        return UserDefaultsStore()
+        #else
+        guard let file = secureStore as? FileSecureStore else { return UserDefaultsStore() }
+        return FileKeyValueStore(fileURL: file.fileURL.deletingLastPathComponent().appendingPathComponent("defaults.json"))
+        #endif
     }
 
     /// This install's device UUID, created and stored on first use.
@@ -72,7 +92,7 @@ public actor LatchkeySession {
         return stream
     }
 
-    /// A stream of events (state changes and rate limits) from now on.
+    /// A stream of events (state changes, refreshes, sign-outs and their reasons, rate limits) from now on.
     public func events() -> AsyncStream<LatchkeyEvent> {
         let id = UUID()
         let (stream, continuation) = AsyncStream<LatchkeyEvent>.makeStream(bufferingPolicy: .bufferingNewest(64))
@@ -93,48 +113,6 @@ public actor LatchkeySession {
 
     func emit(_ event: LatchkeyEvent) {
         for continuation in self.eventContinuations.values { continuation.yield(event) }
-    }
-
-    /// The credentials, resolving the device identity on first use.
-    func loadCredentials() throws -> StoredCredentials {
-        if let credentials = self.credentials { return credentials }
-        do {
-            let credentials = try DeviceIdentity(
-                secureStore: self.secureStore, defaults: self.defaults, defaultsKey: self.configuration.deviceIDDefaultsKey,
-                reinstallPolicy: self.configuration.reinstallPolicy
-            ).resolve()
-            self.credentials = credentials
-            return credentials
-        } catch let error as SecureStoreError {
-            throw error.latchkeyError
-        }
-    }
-
-    /// Writes `credentials` to the store and keeps them in memory.
-    func persist(_ credentials: StoredCredentials) throws {
-        do { try self.secureStore.save(credentials) } catch let error as SecureStoreError { throw error.latchkeyError }
-        self.credentials = credentials
-    }
-
-    /// Starts `session` as the current one: later refreshes of an older session cannot overwrite it.
-    func begin(_ session: StoredSession, deviceSecret: String? = nil) throws -> AuthSession {
-        var credentials = try self.loadCredentials()
-        credentials.session = session
-        if let deviceSecret { credentials.deviceSecret = deviceSecret }
-        self.startNewGeneration()
-        try self.persist(credentials)
-        self.setState(.signedIn(AuthSession(session)))
-        return AuthSession(session)
-    }
-
-    /// Ends the current session locally (the device identity stays) and moves to `state`.
-    func endSession(_ state: AuthState) {
-        self.startNewGeneration()
-        if var credentials = self.credentials ?? (try? self.loadCredentials()), credentials.session != nil {
-            credentials.session = nil
-            try? self.persist(credentials)
-        }
-        self.setState(state)
     }
 
     /// Lets go of everything that belonged to the session in use: a refresh or storage fetch still in flight may no longer

@@ -1,16 +1,25 @@
 import Foundation
-import LatchkeyAPI
 
-/// Reads the `sub` claim of a JWT without verifying it (the server verifies; the SDK only needs to know whose it is).
+#if canImport(CryptoKit)
+import CryptoKit
+#else
+import Crypto
+#endif
+
+/// Reads a JWT's claims without verifying it (the server verifies; the SDK only needs to know whose it is).
 enum UnverifiedJWT {
-    static func subject(of token: String) -> String? {
+    static func claims(of token: String) -> [String: Any]? {
         let parts = token.split(separator: ".")
-        guard parts.count == 3 else { return nil }
-        var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        guard let data = Data(base64Encoded: base64),
-            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
-        else { return nil }
-        return object["sub"] as? String
+        guard parts.count == 3, let data = Base64URL.decode(parts[1]) else { return nil }
+        return try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+    }
+
+    static func subject(of token: String) -> String? { Self.claims(of: token)?["sub"] as? String }
+}
+
+/// SHA-256 as 64 lowercase hexadecimal digits.
+enum SHA256Hex {
+    static func digest(_ text: String) -> String {
+        SHA256.hash(data: Data(text.utf8)).map { String(format: "%02x", $0) }.joined()
     }
 }

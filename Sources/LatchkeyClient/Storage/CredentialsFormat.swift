@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Version 1: `{"format": 1, "device_id", "device_secret"?, "device_key"?: {"kind": "p256" | "secure-enclave", "data"
 /// (base64)}, "session"?: {"kind", "user_id", "session_id"?, "access_token", "access_token_expires_at" (seconds since
-/// 1970), "refresh_token"?}}`.
+/// 1970), "refresh_token"?}, "device_id_restored"?: true}`.
 /// Readers ignore fields they do not know and accept any `format`, so a newer SDK reads what an older one wrote
 /// (and the other way round) without logging anyone out; a session it cannot read is dropped, the device kept.
 public enum CredentialsFormat {
@@ -16,7 +16,7 @@ public enum CredentialsFormat {
         let document = Document(
             format: Self.currentVersion, deviceID: credentials.deviceID.uuidString.lowercased(), deviceSecret: credentials.deviceSecret,
             deviceKey: credentials.deviceKey.map { KeyDocument(kind: $0.kind.rawValue, data: $0.data.base64EncodedString()) },
-            session: credentials.session.map(SessionDocument.init))
+            session: credentials.session.map(SessionDocument.init), deviceIDRestored: credentials.deviceIDRestored ? true : nil)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return try encoder.encode(document)
@@ -28,7 +28,8 @@ public enum CredentialsFormat {
             throw SecureStoreError.corrupt
         }
         return StoredCredentials(
-            deviceID: deviceID, deviceSecret: document.deviceSecret, deviceKey: document.deviceKey?.key, session: document.session?.session)
+            deviceID: deviceID, deviceSecret: document.deviceSecret, deviceKey: document.deviceKey?.key, session: document.session?.session,
+            deviceIDRestored: document.deviceIDRestored ?? false)
     }
 
     private struct Document: Codable {
@@ -37,6 +38,7 @@ public enum CredentialsFormat {
         var deviceSecret: String?
         var deviceKey: KeyDocument?
         var session: SessionDocument?
+        var deviceIDRestored: Bool?
 
         enum CodingKeys: String, CodingKey {
             case format
@@ -44,14 +46,16 @@ public enum CredentialsFormat {
             case deviceSecret = "device_secret"
             case deviceKey = "device_key"
             case session
+            case deviceIDRestored = "device_id_restored"
         }
 
-        init(format: Int, deviceID: String, deviceSecret: String?, deviceKey: KeyDocument?, session: SessionDocument?) {
+        init(format: Int, deviceID: String, deviceSecret: String?, deviceKey: KeyDocument?, session: SessionDocument?, deviceIDRestored: Bool?) {
             self.format = format
             self.deviceID = deviceID
             self.deviceSecret = deviceSecret
             self.deviceKey = deviceKey
             self.session = session
+            self.deviceIDRestored = deviceIDRestored
         }
 
         init(from decoder: any Decoder) throws {
@@ -62,6 +66,7 @@ public enum CredentialsFormat {
             self.deviceKey = try? container.decodeIfPresent(KeyDocument.self, forKey: .deviceKey)
             // A session this version cannot read (a kind it does not know) is dropped; the device identity survives.
             self.session = try? container.decodeIfPresent(SessionDocument.self, forKey: .session)
+            self.deviceIDRestored = try? container.decodeIfPresent(Bool.self, forKey: .deviceIDRestored)
         }
     }
 

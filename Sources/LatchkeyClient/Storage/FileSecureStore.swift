@@ -12,7 +12,8 @@ import Darwin
 ///
 /// The file is created with mode 0600 inside a directory created with mode 0700, written to a temporary file
 /// and renamed over the old one (a crash leaves the old or the new credentials, never half of each), and uses the
-/// versioned ``CredentialsFormat``.
+/// versioned ``CredentialsFormat``. ``update(_:)`` holds an exclusive `flock` on a lock file beside it across its read
+/// and write, so two processes never interleave them.
 public struct FileSecureStore: SecureStore {
     /// The credentials file.
     public let fileURL: URL
@@ -31,12 +32,21 @@ public struct FileSecureStore: SecureStore {
         return try CredentialsFormat.decode(data)
     }
 
+    /// Reads and replaces the file while holding an exclusive lock on `<file>.lock` (other processes' updates wait).
+    public func update(_ change: (StoredCredentials?) throws -> StoredCredentials?) throws {
+        let directory = try self.createDirectory()
+        let lockPath = directory.appendingPathComponent(".\(self.fileURL.lastPathComponent).lock").path
+        let descriptor = open(lockPath, O_RDWR | O_CREAT, 0o600)
+        guard descriptor >= 0 else { throw SecureStoreError.failed("cannot create a lock file in \(directory.path)") }
+        defer { close(descriptor) }
+        guard flock(descriptor, LOCK_EX) == 0 else { throw SecureStoreError.failed("cannot lock \(self.fileURL.lastPathComponent)") }
+        defer { flock(descriptor, LOCK_UN) }
+        if let next = try change(try self.load()) { try self.save(next) }
+    }
+
     /// Writes `credentials` atomically with mode 0600.
     public func save(_ credentials: StoredCredentials) throws {
-        let directory = self.fileURL.deletingLastPathComponent()
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch { throw SecureStoreError.failed("cannot create \(directory.path)") }
+        let directory = try self.createDirectory()
         let data = try CredentialsFormat.encode(credentials)
         let temporaryPath = directory.appendingPathComponent(".\(self.fileURL.lastPathComponent).\(UUID().uuidString).tmp").path
         let descriptor = open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL, 0o600)
@@ -48,6 +58,14 @@ public struct FileSecureStore: SecureStore {
             unlink(temporaryPath)
             throw SecureStoreError.failed("cannot write \(self.fileURL.lastPathComponent)")
         }
+    }
+
+    private func createDirectory() throws -> URL {
+        let directory = self.fileURL.deletingLastPathComponent()
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch { throw SecureStoreError.failed("cannot create \(directory.path)") }
+        return directory
     }
 
     /// Deletes the file.

@@ -10,6 +10,9 @@ public protocol KeyValueStore: Sendable {
 }
 
 /// A ``KeyValueStore`` over `UserDefaults`.
+///
+/// On Linux, Foundation's `UserDefaults` writes `~/.config/<executable name>.plist` only on `synchronize()` (a value set
+/// without it is gone when the process exits), so this store synchronizes after each change there.
 public struct UserDefaultsStore: KeyValueStore, @unchecked Sendable {
     // UserDefaults is documented as thread-safe.
     private let defaults: UserDefaults
@@ -22,6 +25,9 @@ public struct UserDefaultsStore: KeyValueStore, @unchecked Sendable {
     /// `UserDefaults.set(_:forKey:)`, or `removeObject(forKey:)` for `nil`.
     public func set(_ value: String?, forKey key: String) {
         if let value { self.defaults.set(value, forKey: key) } else { self.defaults.removeObject(forKey: key) }
+        #if !canImport(Darwin)
+        _ = self.defaults.synchronize()
+        #endif
     }
 }
 

@@ -11,6 +11,21 @@ public protocol SecureStore: Sendable {
     func save(_ credentials: StoredCredentials) throws
     /// Removes everything, device identity included.
     func removeAll() throws
+    /// Reads what is stored and replaces it with what `change` returns (`nil`: leave it as it is), as one step where
+    /// the store can make it one.
+    ///
+    /// The session uses it to compare and swap: a refresh writes its new tokens only over the session it refreshed, a
+    /// sign-out clears only its own session, so another process (an app extension, a second CLI run) that stored the
+    /// next user's session meanwhile keeps it. The default reads and saves; ``FileSecureStore`` holds a file lock across
+    /// both, so no other process writes in between.
+    func update(_ change: (StoredCredentials?) throws -> StoredCredentials?) throws
+}
+
+extension SecureStore {
+    /// Reads, then saves what `change` returns; a store that can lock across both should do so.
+    public func update(_ change: (StoredCredentials?) throws -> StoredCredentials?) throws {
+        if let next = try change(try self.load()) { try self.save(next) }
+    }
 }
 
 /// Why a ``SecureStore`` call failed. Messages contain no token or secret.
@@ -46,4 +61,8 @@ public final class InMemorySecureStore: SecureStore {
     public func save(_ credentials: StoredCredentials) throws { self.stored.withLock { $0 = credentials } }
     /// Forgets everything.
     public func removeAll() throws { self.stored.withLock { $0 = nil } }
+    /// Reads and replaces under one lock.
+    public func update(_ change: (StoredCredentials?) throws -> StoredCredentials?) throws {
+        try self.stored.withLock { stored in if let next = try change(stored) { stored = next } }
+    }
 }

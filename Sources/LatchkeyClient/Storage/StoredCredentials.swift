@@ -13,13 +13,21 @@ public struct StoredCredentials: Sendable, Equatable, CustomStringConvertible, C
     public var deviceKey: DeviceKey?
     /// The current session, if any.
     public var session: StoredSession?
+    /// Whether the device UUID was found in UserDefaults alone and this install has not registered it yet: a phone
+    /// restored from a backup gets UserDefaults back but not the `ThisDeviceOnly` Keychain item holding the key or
+    /// secret. When the server then says the device is another install's (`invalid_device_secret`), the SDK starts a
+    /// new identity (see ``LatchkeySession/Configuration/restoredDevicePolicy``).
+    public var deviceIDRestored: Bool
 
     /// Creates credentials.
-    public init(deviceID: UUID, deviceSecret: String? = nil, deviceKey: DeviceKey? = nil, session: StoredSession? = nil) {
+    public init(
+        deviceID: UUID, deviceSecret: String? = nil, deviceKey: DeviceKey? = nil, session: StoredSession? = nil, deviceIDRestored: Bool = false
+    ) {
         self.deviceID = deviceID
         self.deviceSecret = deviceSecret
         self.deviceKey = deviceKey
         self.session = session
+        self.deviceIDRestored = deviceIDRestored
     }
 
     /// The device ID and whether a secret, a key and a session are present; never their values.

@@ -2,14 +2,15 @@
 import Foundation
 import Security
 
-/// ``KeychainItemAccess`` through the Security framework's `SecItem` functions (generic passwords).
+/// ``KeychainItemAccess`` through the Security framework's `SecItem` functions (generic passwords in the
+/// data-protection keychain).
 public struct SystemKeychain: KeychainItemAccess {
     /// Creates the accessor.
     public init() {}
 
     /// `SecItemAdd` with `kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly`.
     public func add(_ item: KeychainItem) -> KeychainStatus {
-        var attributes = Self.query(service: item.service, account: item.account)
+        var attributes = Self.query(item.location)
         attributes[kSecValueData as String] = item.data
         switch item.accessibility {
         case .afterFirstUnlockThisDeviceOnly: attributes[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly
@@ -18,14 +19,14 @@ public struct SystemKeychain: KeychainItemAccess {
     }
 
     /// `SecItemUpdate` of `kSecValueData`.
-    public func update(service: String, account: String, data: Data) -> KeychainStatus {
+    public func update(_ location: KeychainLocation, data: Data) -> KeychainStatus {
         let changes: [String: Any] = [kSecValueData as String: data]
-        return KeychainStatus(SecItemUpdate(Self.query(service: service, account: account) as CFDictionary, changes as CFDictionary))
+        return KeychainStatus(SecItemUpdate(Self.query(location) as CFDictionary, changes as CFDictionary))
     }
 
     /// `SecItemCopyMatching` with `kSecReturnData`.
-    public func copyData(service: String, account: String) -> (status: KeychainStatus, data: Data?) {
-        var query = Self.query(service: service, account: account)
+    public func copyData(_ location: KeychainLocation) -> (status: KeychainStatus, data: Data?) {
+        var query = Self.query(location)
         query[kSecReturnData as String] = true
         query[kSecMatchLimit as String] = kSecMatchLimitOne
         var result: CFTypeRef?
@@ -34,12 +35,19 @@ public struct SystemKeychain: KeychainItemAccess {
     }
 
     /// `SecItemDelete`.
-    public func delete(service: String, account: String) -> KeychainStatus {
-        KeychainStatus(SecItemDelete(Self.query(service: service, account: account) as CFDictionary))
+    public func delete(_ location: KeychainLocation) -> KeychainStatus {
+        KeychainStatus(SecItemDelete(Self.query(location) as CFDictionary))
     }
 
-    private static func query(service: String, account: String) -> [String: Any] {
-        [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: service, kSecAttrAccount as String: account]
+    /// The item's class, service, account and access group, in the data-protection keychain: what macOS needs for
+    /// access groups, and what iOS always uses.
+    private static func query(_ location: KeychainLocation) -> [String: Any] {
+        var query: [String: Any] = [
+            kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: location.service,
+            kSecAttrAccount as String: location.account, kSecUseDataProtectionKeychain as String: true,
+        ]
+        if let group = location.accessGroup { query[kSecAttrAccessGroup as String] = group }
+        return query
     }
 }
 
@@ -51,6 +59,7 @@ extension KeychainStatus {
         case errSecItemNotFound: self = .itemNotFound
         case errSecInteractionNotAllowed: self = .interactionNotAllowed
         case errSecNotAvailable: self = .notAvailable
+        case errSecMissingEntitlement: self = .missingEntitlement
         default: self = .other(status)
         }
     }

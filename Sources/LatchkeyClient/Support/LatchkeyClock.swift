@@ -6,6 +6,16 @@ import Foundation
 public protocol LatchkeyClock: Sendable {
     /// The current instant.
     func now() -> Date
+    /// Waits `seconds` (the SDK waits only before sending again a request the server asked to be repeated shortly: a 429
+    /// with a `Retry-After` of at most 5 seconds).
+    func sleep(for seconds: TimeInterval) async throws
+}
+
+extension LatchkeyClock {
+    /// Sleeps the task for `seconds`.
+    public func sleep(for seconds: TimeInterval) async throws {
+        try await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1_000_000_000))
+    }
 }
 
 /// The system's clock.
@@ -31,5 +41,10 @@ public final class ManualLatchkeyClock: LatchkeyClock {
     /// Moves the clock forward by `seconds`.
     public func advance(by seconds: TimeInterval) {
         self.current.withLock { $0 += seconds }
+    }
+
+    /// Moves the clock forward by `seconds` at once, without waiting.
+    public func sleep(for seconds: TimeInterval) async throws {
+        self.advance(by: max(0, seconds))
     }
 }

@@ -8,6 +8,16 @@ import Foundation
 public protocol HTTPTransport: Sendable {
     /// Sends `request` and returns the server's response.
     func send(_ request: TransportRequest) async throws -> TransportResponse
+    /// Sends `request` and returns the response as soon as its head arrived, with the body as it arrives
+    /// (``LatchkeySession/bytes(for:policy:)``). The default sends with ``send(_:)`` and hands the whole body over at once.
+    func stream(_ request: TransportRequest) async throws -> TransportStream
+}
+
+extension HTTPTransport {
+    /// The response of ``send(_:)``, its body in one piece.
+    public func stream(_ request: TransportRequest) async throws -> TransportStream {
+        TransportStream(buffered: try await self.send(request))
+    }
 }
 
 /// An HTTP request as the SDK hands it to an ``HTTPTransport``.
@@ -58,6 +68,35 @@ public struct TransportResponse: Sendable, Equatable {
         self.status = status
         self.headers = headers
         self.body = body
+    }
+
+    /// The value of the header `name`, matched case-insensitively.
+    public func header(_ name: String) -> String? { self.headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value }
+}
+
+/// An HTTP response whose body is still arriving, as ``HTTPTransport/stream(_:)`` returns it.
+public struct TransportStream: Sendable {
+    /// The status code.
+    public var status: Int
+    /// Header fields by name.
+    public var headers: [String: String]
+    /// The body in the pieces it arrives in; iterate it once. It throws when the connection fails midway, and ending
+    /// the iteration early cancels the request.
+    public var body: AsyncThrowingStream<Data, any Error>
+
+    /// Creates a response.
+    public init(status: Int, headers: [String: String] = [:], body: AsyncThrowingStream<Data, any Error>) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    /// `response`, its body in one piece.
+    public init(buffered response: TransportResponse) {
+        let (body, continuation) = AsyncThrowingStream<Data, any Error>.makeStream()
+        if !response.body.isEmpty { continuation.yield(response.body) }
+        continuation.finish()
+        self.init(status: response.status, headers: response.headers, body: body)
     }
 
     /// The value of the header `name`, matched case-insensitively.

@@ -4,7 +4,8 @@
 // The declarations have the shapes Swift gives Apple's C API (SecItem.h, SecBase.h): CF types as
 // `CFDictionary`/`CFString`/`CFTypeRef`, `OSStatus` results, `kSec…` constants as `CFString` lets and
 // `errSec…` codes as `OSStatus` vars, with Apple's numeric values. Behind them is an in-memory keychain of
-// generic-password items that checks queries the way the Keychain does and records each item's accessibility.
+// generic-password items that checks queries the way the Keychain does, keeps items per access group (refusing groups
+// the app is not entitled to) and records each item's accessibility and whether it went to the data-protection keychain.
 import Foundation
 
 public typealias OSStatus = Int32
@@ -17,6 +18,8 @@ public let kSecClassGenericPassword: CFString = "genp"
 public let kSecAttrService: CFString = "svce"
 public let kSecAttrAccount: CFString = "acct"
 public let kSecAttrAccessible: CFString = "pdmn"
+public let kSecAttrAccessGroup: CFString = "agrp"
+public let kSecUseDataProtectionKeychain: CFString = "nleg"
 public let kSecAttrAccessibleAfterFirstUnlockThisDeviceOnly: CFString = "cku"
 public let kSecAttrAccessibleWhenUnlocked: CFString = "ak"
 public let kSecValueData: CFString = "v_Data"
@@ -30,6 +33,7 @@ public var errSecNotAvailable: OSStatus { -25291 }
 public var errSecDuplicateItem: OSStatus { -25299 }
 public var errSecItemNotFound: OSStatus { -25300 }
 public var errSecInteractionNotAllowed: OSStatus { -25308 }
+public var errSecMissingEntitlement: OSStatus { -34018 }
 
 /// `SecItemAdd`: adds a generic-password item; `errSecDuplicateItem` when (service, account) exists.
 public func SecItemAdd(_ attributes: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
@@ -57,6 +61,8 @@ public final class StandInKeychain: @unchecked Sendable {
     public struct Item: Equatable, Sendable {
         public var data: Data
         public var accessibility: String?
+        public var accessGroup: String
+        public var inDataProtectionKeychain: Bool
     }
 
     public static let shared = StandInKeychain()
@@ -65,6 +71,7 @@ public final class StandInKeychain: @unchecked Sendable {
     private var items: [String: Item] = [:]
     private var lockedState = false
     private var unavailableState = false
+    private var groups = ["TEAMID.com.example.app"]
 
     /// Answer every call with `errSecInteractionNotAllowed`, as before the first unlock after boot.
     public var isLocked: Bool {
@@ -78,9 +85,15 @@ public final class StandInKeychain: @unchecked Sendable {
         set { self.lock.withLock { self.unavailableState = newValue } }
     }
 
-    /// The item stored for (service, account).
+    /// The access groups of the app's entitlements; the first is where items without a group go.
+    public var entitledAccessGroups: [String] {
+        get { self.lock.withLock { self.groups } }
+        set { self.lock.withLock { self.groups = newValue } }
+    }
+
+    /// The item stored for (service, account), in any group.
     public func item(service: String, account: String) -> Item? {
-        self.lock.withLock { self.items[Self.key(service, account)] }
+        self.lock.withLock { self.items.first { $0.key.hasSuffix("\u{0}" + Self.key(service, account)) }?.value }
     }
 
     /// Empties the keychain and unlocks it.
@@ -89,17 +102,23 @@ public final class StandInKeychain: @unchecked Sendable {
             self.items = [:]
             self.lockedState = false
             self.unavailableState = false
+            self.groups = ["TEAMID.com.example.app"]
         }
     }
 
     func add(_ attributes: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
         self.lock.withLock {
             if let refused = self.refusal { return refused }
-            guard let key = Self.itemKey(attributes), let data = attributes[kSecValueData as String] as? Data,
+            guard let item = Self.itemKey(attributes), let data = attributes[kSecValueData as String] as? Data,
                 attributes[kSecReturnData as String] == nil, attributes[kSecMatchLimit as String] == nil
             else { return errSecParam }
+            let group = Self.string(attributes[kSecAttrAccessGroup as String]) ?? self.groups[0]
+            guard self.groups.contains(group) else { return errSecMissingEntitlement }
+            let key = group + "\u{0}" + item
             guard self.items[key] == nil else { return errSecDuplicateItem }
-            self.items[key] = Item(data: data, accessibility: Self.string(attributes[kSecAttrAccessible as String]))
+            self.items[key] = Item(
+                data: data, accessibility: Self.string(attributes[kSecAttrAccessible as String]), accessGroup: group,
+                inDataProtectionKeychain: (attributes[kSecUseDataProtectionKeychain as String] as? Bool) == true)
             result?.pointee = nil
             return errSecSuccess
         }
@@ -108,8 +127,8 @@ public final class StandInKeychain: @unchecked Sendable {
     func copyMatching(_ query: CFDictionary, _ result: UnsafeMutablePointer<CFTypeRef?>?) -> OSStatus {
         self.lock.withLock {
             if let refused = self.refusal { return refused }
-            guard let key = Self.itemKey(query), query[kSecValueData as String] == nil else { return errSecParam }
-            guard let item = self.items[key] else { return errSecItemNotFound }
+            guard query[kSecValueData as String] == nil, let found = self.matching(query) else { return errSecParam }
+            guard case .success(let key) = found, let item = self.items[key] else { return Self.status(found) }
             let wantsData = (query[kSecReturnData as String] as? Bool) == true
             let limitOne = Self.string(query[kSecMatchLimit as String]) == kSecMatchLimitOne as String
             guard wantsData, limitOne else { return errSecParam }
@@ -121,10 +140,10 @@ public final class StandInKeychain: @unchecked Sendable {
     func update(_ query: CFDictionary, _ changes: CFDictionary) -> OSStatus {
         self.lock.withLock {
             if let refused = self.refusal { return refused }
-            guard let key = Self.itemKey(query), query[kSecValueData as String] == nil, query[kSecReturnData as String] == nil,
-                let data = changes[kSecValueData as String] as? Data, changes[kSecClass as String] == nil
+            guard query[kSecValueData as String] == nil, query[kSecReturnData as String] == nil,
+                let data = changes[kSecValueData as String] as? Data, changes[kSecClass as String] == nil, let found = self.matching(query)
             else { return errSecParam }
-            guard self.items[key] != nil else { return errSecItemNotFound }
+            guard case .success(let key) = found else { return Self.status(found) }
             self.items[key]?.data = data
             return errSecSuccess
         }
@@ -133,8 +152,10 @@ public final class StandInKeychain: @unchecked Sendable {
     func delete(_ query: CFDictionary) -> OSStatus {
         self.lock.withLock {
             if let refused = self.refusal { return refused }
-            guard let key = Self.itemKey(query), query[kSecValueData as String] == nil else { return errSecParam }
-            return self.items.removeValue(forKey: key) == nil ? errSecItemNotFound : errSecSuccess
+            guard query[kSecValueData as String] == nil, let found = self.matching(query) else { return errSecParam }
+            guard case .success(let key) = found else { return Self.status(found) }
+            self.items[key] = nil
+            return errSecSuccess
         }
     }
 
@@ -142,6 +163,28 @@ public final class StandInKeychain: @unchecked Sendable {
         if self.unavailableState { return errSecNotAvailable }
         if self.lockedState { return errSecInteractionNotAllowed }
         return nil
+    }
+
+    /// The key of the item a query names: in its access group (which must be entitled), or in any entitled group.
+    /// `nil` for a malformed query.
+    private func matching(_ query: NSDictionary) -> Result<String, Lookup>? {
+        guard let item = Self.itemKey(query) else { return nil }
+        if let group = Self.string(query[kSecAttrAccessGroup as String]) {
+            guard self.groups.contains(group) else { return .failure(.notEntitled) }
+            return self.items[group + "\u{0}" + item] == nil ? .failure(.notFound) : .success(group + "\u{0}" + item)
+        }
+        for group in self.groups where self.items[group + "\u{0}" + item] != nil { return .success(group + "\u{0}" + item) }
+        return .failure(.notFound)
+    }
+
+    private enum Lookup: Error { case notFound, notEntitled }
+
+    private static func status(_ found: Result<String, Lookup>) -> OSStatus {
+        switch found {
+        case .success: errSecSuccess
+        case .failure(.notFound): errSecItemNotFound
+        case .failure(.notEntitled): errSecMissingEntitlement
+        }
     }
 
     private static func itemKey(_ dictionary: NSDictionary) -> String? {

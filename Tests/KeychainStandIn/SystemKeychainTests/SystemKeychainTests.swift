@@ -74,15 +74,45 @@ struct SystemKeychainTests {
     @Test func systemKeychainAnswersEachStatusAsTheStoreExpects() {
         StandInKeychain.shared.reset()
         let keychain = SystemKeychain()
-        let item = KeychainItem(service: Self.service, account: "a", data: Data([1]), accessibility: .afterFirstUnlockThisDeviceOnly)
-        #expect(keychain.copyData(service: Self.service, account: "a").status == .itemNotFound)
+        let location = KeychainLocation(service: Self.service, account: "a")
+        let item = KeychainItem(location: location, data: Data([1]), accessibility: .afterFirstUnlockThisDeviceOnly)
+        #expect(keychain.copyData(location).status == .itemNotFound)
         #expect(keychain.add(item) == .success)
         #expect(keychain.add(item) == .duplicateItem)
-        #expect(keychain.update(service: Self.service, account: "a", data: Data([2])) == .success)
-        let read = keychain.copyData(service: Self.service, account: "a")
+        #expect(keychain.update(location, data: Data([2])) == .success)
+        let read = keychain.copyData(location)
         #expect(read.status == .success && read.data == Data([2]))
-        #expect(keychain.delete(service: Self.service, account: "a") == .success)
-        #expect(keychain.delete(service: Self.service, account: "a") == .itemNotFound)
-        #expect(keychain.update(service: Self.service, account: "a", data: Data([3])) == .itemNotFound)
+        #expect(keychain.delete(location) == .success)
+        #expect(keychain.delete(location) == .itemNotFound)
+        #expect(keychain.update(location, data: Data([3])) == .itemNotFound)
+    }
+
+    /// Issue 16, item 2: the app and its extensions share one item through a Keychain Sharing group.
+    @Test func anAccessGroupSharesTheItemWithAppExtensionsInTheDataProtectionKeychain() throws {
+        StandInKeychain.shared.reset()
+        StandInKeychain.shared.entitledAccessGroups = ["TEAMID.com.example.app", "TEAMID.com.example.shared"]
+        defer { StandInKeychain.shared.reset() }
+        let app = KeychainStore(service: Self.service, accessGroup: "TEAMID.com.example.shared")
+        try app.save(Self.credentials(token: "shared"))
+        let item = try #require(StandInKeychain.shared.item(service: Self.service, account: app.account))
+        #expect(item.accessGroup == "TEAMID.com.example.shared")
+        #expect(item.inDataProtectionKeychain)
+
+        // The widget, entitled to the shared group only, reads and updates the same item.
+        StandInKeychain.shared.entitledAccessGroups = ["TEAMID.com.example.widget", "TEAMID.com.example.shared"]
+        let widget = KeychainStore(service: Self.service, accessGroup: "TEAMID.com.example.shared")
+        #expect(try widget.load()?.session?.accessToken == "shared")
+        try widget.save(Self.credentials(token: "refreshed by the widget"))
+        #expect(try app.load()?.session?.accessToken == "refreshed by the widget")
+        // Without the group the widget looks in its own default group first, then the shared one: the same item.
+        #expect(try KeychainStore(service: Self.service).load()?.session?.accessToken == "refreshed by the widget")
+    }
+
+    @Test func aGroupTheAppIsNotEntitledToIsAReadableFailure() {
+        StandInKeychain.shared.reset()
+        let store = KeychainStore(service: Self.service, accessGroup: "TEAMID.com.other.team")
+        #expect(throws: SecureStoreError.failed("the app's entitlements do not include the Keychain access group TEAMID.com.other.team")) {
+            try store.save(Self.credentials(token: "x"))
+        }
     }
 }

@@ -7,14 +7,18 @@ import LatchkeyClient
 import LatchkeyServer
 import Logging
 
-/// A Latchkey server on an ephemeral 127.0.0.1 port over a fresh SQLite file, with a manual clock, plus one extra
-/// route (`GET /api/v1/assets/echo`) that records the credentials each request carried, as an app's asset backend would see them.
+/// A Latchkey server on an ephemeral 127.0.0.1 port over a fresh SQLite file, with a manual clock, plus two routes of an
+/// app's own backend: `GET /api/v1/assets/echo` records the credentials each request carried, and
+/// `POST /api/v1/compose/stream` streams two events.
 @available(LatchkeyServer 1.0, *)
 struct LiveServer: Sendable {
     let services: LatchkeyServices
     let clock: ManualClock
     let url: URL
     let seen: SeenHeaders
+    /// The streaming route (`POST /api/v1/compose/stream`, seed 000's composer) sends its second event only once the
+    /// client has seen the first, which a client that buffers whole bodies never does.
+    let stream: StreamGate
     let directory: URL
     static let masterKey = Data(repeating: 7, count: 32).base64EncodedString()
     var databasePath: String { self.services.configuration.database }
@@ -44,10 +48,22 @@ struct LiveServer: Sendable {
                 seen.record(authorization: request.headers[.authorization], deviceID: request.headers[HTTPField.Name(LatchkeyHeader.deviceID)!])
                 return "ok"
             }
+            let stream = StreamGate()
+            router.post("api/v1/compose/stream") { request, _ -> Response in
+                seen.record(authorization: request.headers[.authorization], deviceID: request.headers[HTTPField.Name(LatchkeyHeader.deviceID)!])
+                return Response(
+                    status: .ok, headers: [.contentType: "text/event-stream"],
+                    body: ResponseBody { writer in
+                        try await writer.write(ByteBuffer(string: "data: one\n\n"))
+                        await stream.waitUntilTheClientSawTheFirstEvent()
+                        try await writer.write(ByteBuffer(string: "data: two\n\n"))
+                        try await writer.finish(nil)
+                    })
+            }
             let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: logger)
             try await app.test(.live) { client in
                 let url = URL(string: "http://127.0.0.1:\(client.port!)")!
-                try await body(LiveServer(services: services, clock: clock, url: url, seen: seen, directory: directory))
+                try await body(LiveServer(services: services, clock: clock, url: url, seen: seen, stream: stream, directory: directory))
             }
         }
     }
@@ -69,6 +85,27 @@ final class SeenHeaders: @unchecked Sendable {
     var last: Seen? { self.lock.withLock { self.seen.last } }
 }
 
+/// The streaming route waits here between its two events, five seconds at most.
+@available(LatchkeyServer 1.0, *)
+final class StreamGate: @unchecked Sendable {
+    private let lock = NSLock()
+    private var seen = false
+    private var expired = false
+
+    /// Called by the client when the first event arrived.
+    func clientSawTheFirstEvent() { self.lock.withLock { self.seen = true } }
+    /// Whether the route stopped waiting without the client having seen the first event.
+    var timedOut: Bool { self.lock.withLock { self.expired } }
+
+    func waitUntilTheClientSawTheFirstEvent() async {
+        for _ in 0..<500 {
+            if self.lock.withLock({ self.seen }) { return }
+            try? await Task.sleep(nanoseconds: 10_000_000)
+        }
+        self.lock.withLock { self.expired = true }
+    }
+}
+
 /// URLSession, with every request path counted.
 @available(LatchkeyServer 1.0, *)
 final class CountingTransport: HTTPTransport, @unchecked Sendable {
@@ -79,6 +116,11 @@ final class CountingTransport: HTTPTransport, @unchecked Sendable {
     func send(_ request: TransportRequest) async throws -> TransportResponse {
         self.lock.withLock { self.paths.append(request.url.path) }
         return try await self.inner.send(request)
+    }
+
+    func stream(_ request: TransportRequest) async throws -> TransportStream {
+        self.lock.withLock { self.paths.append(request.url.path) }
+        return try await self.inner.stream(request)
     }
 
     func count(_ path: String) -> Int { self.lock.withLock { self.paths.filter { $0 == path }.count } }
@@ -99,11 +141,14 @@ struct AppInstall {
         self.clock = ManualLatchkeyClock(start: server.clock.now())
     }
 
-    func launch(_ configure: (inout LatchkeySession.Configuration) -> Void = { _ in }) -> LatchkeySession {
+    /// A launch of the app; `transport` replaces the counting one.
+    func launch(
+        transport: (any HTTPTransport)? = nil, _ configure: (inout LatchkeySession.Configuration) -> Void = { _ in }
+    ) -> LatchkeySession {
         var configuration = LatchkeySession.Configuration(serverURL: self.server.url)
         configure(&configuration)
         return LatchkeySession(
-            configuration: configuration, secureStore: self.store, defaults: self.defaults, transport: self.transport, clock: self.clock)
+            configuration: configuration, secureStore: self.store, defaults: self.defaults, transport: transport ?? self.transport, clock: self.clock)
     }
 
     /// Moves both the server's and the app's clocks.

@@ -1,0 +1,43 @@
+import Foundation
+
+extension LatchkeySession {
+    /// Tells the session what happened to the app; ``followAppLifecycle()`` (UIKit) or ``follow(_:)`` call it.
+    ///
+    /// - ``AppLifecycleEvent/willEnterForeground``: ``revalidate()``.
+    /// - ``AppLifecycleEvent/protectedDataDidBecomeAvailable``: writes what a locked Keychain refused, and bootstraps
+    ///   again when the state is ``AuthState/storeUnavailable``.
+    public func handle(_ event: AppLifecycleEvent) async {
+        switch event {
+        case .willEnterForeground:
+            await self.revalidate()
+        case .protectedDataDidBecomeAvailable:
+            if self.hasUnsavedCredentials { self.writeUnsavedCredentials() }
+            if self.state == .storeUnavailable { await self.bootstrap() }
+        }
+    }
+
+    /// Handles each event of `events` until it finishes or the calling task is cancelled: for apps that observe their
+    /// lifecycle themselves (AppKit, SwiftUI's `scenePhase`, a command-line app).
+    public func follow(_ events: AsyncStream<AppLifecycleEvent>) async {
+        for await event in events { await self.handle(event) }
+    }
+
+    /// Brings the session up to date after time in the background: follows what another process did to the stored
+    /// session (an extension's sign-out ends it here, its refresh or sign-in is adopted), and refreshes a token that
+    /// expires within the clock-skew buffer (a guest or access-code token that does is over: ``AuthState/sessionExpired``).
+    /// Before the first ``bootstrap()`` (or while the store was unavailable) it bootstraps. Errors (offline) change nothing.
+    public func revalidate() async {
+        guard self.credentials != nil, self.state != .storeUnavailable, self.state != .restoring else {
+            await self.bootstrap()
+            return
+        }
+        if self.configuration.tokenProvider != nil { return }
+        self.followStoredSession()
+        guard let session = self.credentials?.session, self.isExpiring(session) else { return }
+        guard session.refreshToken != nil else {
+            self.endSession(.sessionExpired, reason: .sessionExpired)
+            return
+        }
+        _ = try? await self.refreshSession(replacing: session.accessToken)
+    }
+}

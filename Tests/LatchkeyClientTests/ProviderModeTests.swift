@@ -1,0 +1,77 @@
+import Foundation
+import LatchkeyAPI
+import LatchkeyClient
+import Testing
+
+/// Issue 16, item 7: sessions whose bearer comes from an identity provider's SDK (seed 004, Clerk).
+@Suite struct ProviderModeTests {
+    /// An unsigned JWT-shaped token whose `sub` is the provider's user ID.
+    @available(LatchkeyServer 1.0, *)
+    static func providerToken(subject: String, n: Int) -> String {
+        func encode(_ json: String) -> String {
+            Data(json.utf8).base64EncodedString().replacingOccurrences(of: "=", with: "").replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_")
+        }
+        return encode(#"{"alg":"RS256"}"#) + "." + encode(#"{"sub":"\#(subject)","n":\#(n)}"#) + ".c2ln"
+    }
+
+    @available(LatchkeyServer 1.0, *)
+    static func profile(_ request: TransportRequest, _ token: String) -> TransportResponse {
+        request.bearer == token ? .json(200, Samples.profile("u-42")) : .error(401, .invalidToken)
+    }
+
+    @available(LatchkeyServer 1.0, *)
+    @Test func offlineAtLaunchKeepsTheUserIDTheServerGaveNotTheProvidersSubject() async throws {
+        let token = Self.providerToken(subject: "user_clerk", n: 1)
+        let online = Fixture { Self.profile($0, token) }
+        let signedIn = AuthState.signedIn(AuthSession(userID: "u-42", kind: .external, expiresAt: nil))
+        #expect(await online.session { $0.tokenProvider = { _ in token } }.bootstrap() == signedIn)
+
+        let offline = LatchkeySession(
+            configuration: .init(serverURL: Fixture.serverURL, tokenProvider: { _ in token }), secureStore: online.store, defaults: online.defaults,
+            transport: StubTransport { _ in throw URLError(.notConnectedToInternet) }, clock: online.clock)
+        #expect(await offline.bootstrap() == signedIn)
+    }
+
+    @available(LatchkeyServer 1.0, *)
+    @Test func aServerErrorAtLaunchKeepsThePreviousStateInsteadOfSigningOut() async throws {
+        let token = Self.providerToken(subject: "user_clerk", n: 1)
+        let online = Fixture { Self.profile($0, token) }
+        #expect(await online.session { $0.tokenProvider = { _ in token } }.bootstrap().isSignedIn)
+
+        let failing = LatchkeySession(
+            configuration: .init(serverURL: Fixture.serverURL, tokenProvider: { _ in token }), secureStore: online.store, defaults: online.defaults,
+            transport: StubTransport { _ in .error(503, .serviceUnavailable) }, clock: online.clock)
+        #expect(await failing.bootstrap() == .signedIn(AuthSession(userID: "u-42", kind: .external, expiresAt: nil)))
+    }
+
+    @available(LatchkeyServer 1.0, *)
+    @Test func concurrentForcedProviderRefreshesCoalesceIntoOne() async throws {
+        let stale = Self.providerToken(subject: "user_clerk", n: 1)
+        let fresh = Self.providerToken(subject: "user_clerk", n: 2)
+        let forced = Counter()
+        let rejected = Counter()
+        let gate = Gate()
+        let fixture = Fixture { request in
+            if request.bearer == stale {
+                if rejected.increment() == 8 { gate.open() }
+                return .error(401, .invalidToken)
+            }
+            return Self.profile(request, fresh)
+        }
+        let session = fixture.session {
+            $0.tokenProvider = { force in
+                guard force else { return stale }
+                forced.increment()
+                await gate.wait()  // the provider's network call: every request has met its 401 meanwhile
+                return fresh
+            }
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<8 { group.addTask { _ = try await session.currentUser() } }
+            try await group.waitForAll()
+        }
+        #expect(forced.count == 1)
+        #expect(fixture.transport.requests.filter { $0.bearer == fresh }.count == 8)
+    }
+}
