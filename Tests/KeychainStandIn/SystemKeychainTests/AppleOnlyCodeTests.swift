@@ -37,8 +37,9 @@ struct AppleOnlyCodeTests {
         StandIns.application.reset()
         let store = Self.store(lifetime: 900)
         let session = LatchkeySession(
-            configuration: .init(serverURL: Self.serverURL, clockSkew: 1000), secureStore: store, defaults: InMemoryKeyValueStore(),
-            transport: Answers.refreshing)
+            // The store was filled without a launch, so no device-ID mirror: keep the session rather than take it for a reinstall.
+            configuration: .init(serverURL: Self.serverURL, clockSkew: 1000, reinstallPolicy: .keepSession), secureStore: store,
+            defaults: InMemoryKeyValueStore(), transport: Answers.refreshing)
         _ = try await session.deviceID()
         let following = Task { await session.followAppLifecycle() }
         defer { following.cancel() }
