@@ -1,7 +1,7 @@
 import Foundation
 
 extension LatchkeySession {
-    /// Tells the session what happened to the app; ``followAppLifecycle()`` (UIKit) or ``follow(_:)`` call it.
+    /// Tells the session what happened to the app; `followAppLifecycle()` (UIKit) or ``follow(_:)`` call it.
     ///
     /// - ``AppLifecycleEvent/willEnterForeground``: ``revalidate()``.
     /// - ``AppLifecycleEvent/protectedDataDidBecomeAvailable``: writes what a locked Keychain refused, and bootstraps

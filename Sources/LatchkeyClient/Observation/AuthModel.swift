@@ -3,7 +3,7 @@ import Foundation
 import Observation
 
 /// The auth state for SwiftUI on iOS 17 / macOS 14 and later: an `@Observable` mirror of a ``LatchkeySession``
-/// (``AuthObservableObject`` is the same for iOS 16 / macOS 13).
+/// (`AuthObservableObject` is the same for iOS 16 / macOS 13).
 ///
 /// ```swift
 /// @State var auth = AuthModel(session: session)

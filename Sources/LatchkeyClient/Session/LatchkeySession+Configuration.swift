@@ -54,7 +54,7 @@ extension LatchkeySession {
         /// UserDefaults of its own, so it never takes a missing device-ID mirror for a reinstall.
         public var isAppExtension: Bool
         /// What keeps the app running while a refresh finishes; `nil` (default) until
-        /// ``LatchkeySession/followAppLifecycle()`` installs UIKit's background tasks on iOS.
+        /// `LatchkeySession/followAppLifecycle()` installs UIKit's background tasks on iOS.
         public var backgroundExecution: (any BackgroundExecution)?
 
         /// Creates a configuration; only the server URL is required.

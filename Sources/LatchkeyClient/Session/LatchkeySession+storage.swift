@@ -5,8 +5,8 @@ extension LatchkeySession {
     /// Temporary S3 credentials for the signed-in user's folder (`POST /api/v1/storage/credentials`), to hand to an S3
     /// SDK.
     ///
-    /// They reach only ``StorageCredentials/prefix`` (`users/<user id>/`) of ``StorageCredentials/bucket``, at
-    /// ``StorageCredentials/endpoint`` (path-style) in ``StorageCredentials/region``.
+    /// They reach only `StorageCredentials/prefix` (`users/<user id>/`) of `StorageCredentials/bucket`, at
+    /// `StorageCredentials/endpoint` (path-style) in `StorageCredentials/region`.
     ///
     /// The credentials are kept in memory (never in the secure store) and this returns them again without a request
     /// until ``Configuration/clockSkew`` (5 minutes by default) before they expire, by their `expiration` or by
@@ -38,14 +38,14 @@ extension LatchkeySession {
     }
 
     /// A presigned URL for `key` in the signed-in user's folder (`POST /api/v1/storage/presign`), for apps that use no S3
-    /// SDK: send ``PresignedURL/method`` to ``PresignedURL/url`` with ``PresignedURL/headers`` before
-    /// ``PresignedURL/expiresAt``; it needs no other credential.
+    /// SDK: send `PresignedURL/method` to `PresignedURL/url` with `PresignedURL/headers` before
+    /// `PresignedURL/expiresAt`; it needs no other credential.
     ///
     /// - Parameters:
     ///   - key: the object's key relative to the user's folder, e.g. `photos/2026/a.jpg`.
     ///   - method: what the URL does: `.get` downloads, `.put` uploads, `.delete` deletes.
     ///   - contentType: for `.put` only, the `Content-Type` the upload will send; it is signed, so the upload must send
-    ///     it as ``PresignedURL/headers`` gives it.
+    ///     it as `PresignedURL/headers` gives it.
     /// - Throws: ``LatchkeyError/invalidKey(message:)`` when the server refuses the key (empty, over 1024 bytes, or one
     ///   that could leave the folder: `..`, a leading `/`, …); ``LatchkeyError/notSignedIn`` when no one is signed in
     ///   (nothing is sent); ``LatchkeyError/storageNotConfigured``; 403 `forbidden` for a guest; the errors of ``send(_:)``.
@@ -60,7 +60,7 @@ extension LatchkeySession {
     ///
     /// - Parameters:
     ///   - prefix: a folder below the server's assets folder (e.g. `kits/`); `nil` lists everything.
-    ///   - cursor: the ``AssetList/nextCursor`` of the previous page; `nil` for the first page.
+    ///   - cursor: the `AssetList/nextCursor` of the previous page; `nil` for the first page.
     /// - Throws: ``LatchkeyError/unknownDevice`` when the server does not know this device (register it with
     ///   ``registerDevice()`` or ``registerUser()`` first); ``LatchkeyError/rateLimited(_:)`` past the per-device limit;
     ///   ``LatchkeyError/invalidKey(message:)`` for a prefix that could leave the assets folder;
@@ -72,7 +72,7 @@ extension LatchkeySession {
     }
 
     /// A presigned download URL for the asset `key` (`GET /api/v1/assets/url`), asked for with this install's device UUID
-    /// only (`X-Device-ID`, never `Authorization`); fetch it with a plain `GET` before ``PresignedURL/expiresAt``.
+    /// only (`X-Device-ID`, never `Authorization`); fetch it with a plain `GET` before `PresignedURL/expiresAt`.
     ///
     /// - Parameter key: the asset's key as ``assets(prefix:cursor:)`` lists it.
     /// - Throws: ``LatchkeyError/unknownDevice``, ``LatchkeyError/rateLimited(_:)``, ``LatchkeyError/invalidKey(message:)``,

@@ -34,7 +34,7 @@ public actor LatchkeySession {
     var refreshInFlight: RefreshInFlight?
     /// The forced provider call for the token the server rejected last, shared by every request that met that 401.
     var providerRefresh: (rejected: String, task: Task<String?, any Error>)?
-    /// What keeps the app running while a refresh finishes (see ``followAppLifecycle()``).
+    /// What keeps the app running while a refresh finishes (see `followAppLifecycle()`).
     var backgroundExecution: (any BackgroundExecution)?
     /// Storage credentials of the signed-in user, and the fetch of new ones in flight; forgotten with the session.
     var storageCache = StorageCredentialsCache()
@@ -52,6 +52,7 @@ public actor LatchkeySession {
     /// Creates a session. Nothing is read or sent until the first call.
     ///
     /// - Parameters:
+    ///   - configuration: the server URL and how the session behaves.
     ///   - secureStore: where tokens and the device identity live (``KeychainStore`` on Apple platforms).
     ///   - defaults: where the device UUID is mirrored. By default `UserDefaults.standard` on Apple platforms; elsewhere
     ///     a `defaults.json` beside a ``FileSecureStore`` (Foundation's `UserDefaults` on Linux keeps nothing across

@@ -2,7 +2,7 @@ import Foundation
 
 /// The four `SecItem` calls the ``KeychainStore`` needs, so its logic runs (and is tested) without the Security framework.
 ///
-/// ``SystemKeychain`` is the real one on Apple platforms.
+/// `SystemKeychain` is the real one on Apple platforms.
 public protocol KeychainItemAccess: Sendable {
     /// `SecItemAdd` of a generic-password item.
     func add(_ item: KeychainItem) -> KeychainStatus
