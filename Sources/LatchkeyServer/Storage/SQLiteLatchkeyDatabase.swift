@@ -77,7 +77,7 @@ package final class SQLiteLatchkeyDatabase: LatchkeyDatabase {
     }
 
     package func read<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
-        let reader = self.readers[self.nextReader.wrappingAdd(1, ordering: .relaxed).oldValue % self.readers.count]
+        let reader = self.nextReaderConnection()
         // A reader's statements form one snapshot: several queries of one read agree with each other.
         return try await reader.lock.withLock {
             try await reader.connection.raw("BEGIN").run()
@@ -86,8 +86,13 @@ package final class SQLiteLatchkeyDatabase: LatchkeyDatabase {
         }
     }
 
+    /// The reader connections in turn.
+    private func nextReaderConnection() -> Guarded {
+        self.readers[self.nextReader.wrappingAdd(1, ordering: .relaxed).oldValue % self.readers.count]
+    }
+
     package func readStatement<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
-        let reader = self.readers[self.nextReader.wrappingAdd(1, ordering: .relaxed).oldValue % self.readers.count]
+        let reader = self.nextReaderConnection()
         return try await reader.lock.withLock { try await body(reader.connection) }
     }
 
