@@ -37,6 +37,7 @@ package func buildAPI(services: LatchkeyServices) -> (router: Router<LatchkeyReq
     ).add(to: api)
     StorageRoutes(storage: services.storage, verifier: verifier, devices: services.store, limiter: limiter, limits: limits).add(to: api)
     UsageRoutes(budgets: services.budgets).add(to: api)
+    EventRoutes(hub: services.events, verifier: verifier, limiter: limiter, limits: limits, configuration: configuration.events).add(to: api)
     AuthorizeRoutes(
         rules: configuration.authorizationRules, meters: configuration.meters, verifier: verifier, limiter: limiter,
         trustedProxies: limits.trustedProxies, proxy: configuration.authorizeProxy
@@ -77,9 +78,11 @@ package func buildApplication(
                 router: router, configuration: .init(address: .hostname(configuration.host, port: port), serverName: "latchkey-metrics"),
                 logger: logger))
     }
+    let responder = buildRouter(services: services).buildResponder()
     var application = Application(
-        router: buildRouter(services: services),
-        server: .http1(configuration: .init(idleTimeout: .nanoseconds(Int64(configuration.idleTimeout * 1_000_000_000)))),
+        responder: responder,
+        server: EventSocketServer.builder(
+            responder: responder, hub: services.events, trustedProxies: configuration.limits.trustedProxies, idleTimeout: configuration.idleTimeout),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "latchkey"),
         services: background,
         logger: logger)

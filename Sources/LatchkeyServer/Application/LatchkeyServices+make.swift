@@ -43,6 +43,12 @@ extension LatchkeyServices {
                 : nil,
             appleClient: AppleClient(configuration: configuration.apple, http: http, clock: clock), external: external, store: store, users: store,
             sessions: sessions, masterKey: masterKey, clock: clock, logger: logger)
+        let events = EventHub(
+            verifier: verifier, lookups: store, budgets: budgets, configuration: configuration.events, clock: clock, metrics: metrics, logger: logger)
+        store.signals.listen { [weak events] change, userID in
+            guard let events else { return }
+            Task { await events.changed(change, userID: userID) }
+        }
         return LatchkeyServices(
             configuration: configuration, database: database, clock: clock, store: store, keyRing: keyRing, verifier: verifier,
             sessions: sessions, devices: DeviceService(store: store, sessions: sessions, clock: clock),
@@ -57,6 +63,6 @@ extension LatchkeyServices {
             issuer: issuer, dpop: DPoPVerifier(nonces: DPoPNonces(key: masterKey.derivedKey(purpose: "dpop nonce")), issuer: issuer, clock: clock),
             pruner: StorePruner(
                 store: store, clock: clock, interval: configuration.pruneInterval, longestWindow: configuration.longestLimitWindow, logger: logger),
-            logger: logger)
+            events: events, logger: logger)
     }
 }

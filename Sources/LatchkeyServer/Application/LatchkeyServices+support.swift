@@ -42,7 +42,9 @@ extension LatchkeyServices {
         if let problem = configuration.invalidProviders.first ?? configuration.invalidSettings.first {
             throw ConfigurationError(description: problem)
         }
-        if let problem = configuration.storage.problems.first { throw ConfigurationError(description: problem) }
+        if let problem = configuration.storage.problems.first ?? configuration.events.problems.first {
+            throw ConfigurationError(description: problem)
+        }
         if configuration.guestAudience == configuration.audience {
             throw ConfigurationError(description: "guest-audience must differ from audience, so guest tokens are told apart from users' tokens")
         }

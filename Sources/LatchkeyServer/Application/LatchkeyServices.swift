@@ -8,7 +8,8 @@ import ServiceLifecycle
 /// Built in two steps, so a server's long-lived parts all run in its one `ServiceGroup`: ``make(configuration:clock:logger:)``
 /// wires the services without touching the database; ``prepare()`` (run before the server listens) applies migrations,
 /// records the issuer, loads the signing keys and starts reading the revocation feed; ``backgroundServices`` (the
-/// database's own service, the key reloader, the revocation feed, the pruner) run beside the HTTP server. Support
+/// database's own service, the key reloader, the revocation feed, the pruner, the event sockets' expiry sweep and, on
+/// PostgreSQL, the listener of other processes' user changes) run beside the HTTP server. Support
 /// commands use ``withServices(configuration:clock:recordIssuer:logger:_:)``, which does all of that for the length of a
 /// call, so they apply the same rules as the server.
 @available(LatchkeyServer 1.0, *)
@@ -39,6 +40,8 @@ public struct LatchkeyServices: Sendable {
     let dpop: DPoPVerifier
     /// Removes rows that no longer decide anything; runs beside the server.
     package let pruner: StorePruner
+    /// The open event sockets (`GET /api/v1/events`) and what they are told.
+    package let events: EventHub
     let logger: Logger
 
     /// The services of a server whose issuer is `configuration.issuer`, over a database it opens (nothing is read from it yet).
@@ -67,7 +70,9 @@ public struct LatchkeyServices: Sendable {
         [
             self.database,
             SigningKeyReloader(keyRing: self.keyRing, interval: self.configuration.keyReloadInterval, logger: self.logger),
-            self.revocations, self.pruner,
+            self.revocations, self.pruner, EventSweeper(hub: self.events),
+            UserChangeFeed(
+                database: self.database, signals: self.store.signals, retryInterval: self.configuration.revocationPollInterval, logger: self.logger),
         ]
     }
 

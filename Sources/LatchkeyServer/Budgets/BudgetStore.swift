@@ -46,7 +46,9 @@ extension SQLLatchkeyStore: BudgetStore {
                     ON CONFLICT (user_id) DO UPDATE SET budget_limit = \(bind: limit)
                     """
                 ).run()
+                try await self.signals.notify(.budget, userID: userID, on: sql)
             }
+            self.signals.emit(.budget, userID: userID)
             return true
         } catch StoreError.conflict {
             return false  // no such user
@@ -67,7 +69,7 @@ extension SQLLatchkeyStore: BudgetStore {
         async throws -> UsageOutcome
     {
         defer { self.profiles.invalidate(userID: userID) }
-        return try await self.database.transaction { sql in
+        let outcome: UsageOutcome = try await self.database.transaction { sql in
             try await Self.serialize(on: "usage " + userID, sql)
             guard try await sql.raw("SELECT id FROM users WHERE id = \(bind: userID)").first() != nil else { return .unknownUser }
             let seen = try await sql.raw(
@@ -81,8 +83,11 @@ extension SQLLatchkeyStore: BudgetStore {
                 VALUES (\(bind: userID), \(bind: idempotencyKey), \(bind: amount), \(bind: time.stored))
                 """
             ).run()
+            try await self.signals.notify(.budget, userID: userID, on: sql)
             return .recorded
         }
+        if outcome == .recorded { self.signals.emit(.budget, userID: userID) }
+        return outcome
     }
 
     static func usage(ofUser userID: String, since start: Date, on sql: any SQLDatabase) async throws -> Double {

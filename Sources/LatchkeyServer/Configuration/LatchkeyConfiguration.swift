@@ -101,6 +101,8 @@ public struct LatchkeyConfiguration: Sendable {
     public var identityProviders: [IdentityProviderConfiguration] = []
     /// Storage access: credentials, presigned URLs and assets (`storage.*`); off without `storage.bucket`.
     public var storage = StorageConfiguration()
+    /// The event sockets (`GET /api/v1/events`).
+    public var events = EventsConfiguration()
     /// What was wrong with `providers.*`; ``LatchkeyServices`` refuses to start with any.
     public var invalidProviders: [String] = []
 
@@ -151,6 +153,7 @@ public struct LatchkeyConfiguration: Sendable {
         self.revocationPollInterval = reader.double(forKey: "revocations.poll-interval", default: defaults.revocationPollInterval)
         self.apple = AppleConfiguration(reader: reader.scoped(to: "apple"))
         self.storage = StorageConfiguration(reader: reader.scoped(to: "storage"))
+        self.events = EventsConfiguration(reader: reader.scoped(to: "events"))
         (self.identityProviders, self.invalidProviders) = IdentityProviderConfiguration.providers(reader: reader.scoped(to: "providers"))
         self.logLevel = reader.string(forKey: "log-level").flatMap(Logger.Level.init(rawValue:)) ?? defaults.logLevel
     }
@@ -161,7 +164,7 @@ public struct LatchkeyConfiguration: Sendable {
         let windows =
             [
                 limits.registerDevice, limits.registerUser, limits.guest, limits.accessCodeExchange, limits.refresh, limits.refreshFailures,
-                limits.signIn, limits.assets,
+                limits.signIn, limits.assets, limits.events,
             ]
             .map(\.window) + self.meters.values.map(\.window)
         return windows.max() ?? 86_400

@@ -77,7 +77,7 @@ extension SQLLatchkeyStore: IdentityStore {
 
     package func signIn(_ identity: FederatedIdentity, newUserID: String, at time: Date) async throws -> FederatedSignIn {
         let outcome = try await self.database.transaction { sql in
-            try await Self.findOrCreateUser(of: identity, linkingTo: nil, newUserID: newUserID, at: time, on: sql)
+            try await self.findOrCreateUser(of: identity, linkingTo: nil, newUserID: newUserID, at: time, on: sql).outcome
         }
         self.profiles.invalidate(userID: outcome.userID)
         return outcome
@@ -86,7 +86,7 @@ extension SQLLatchkeyStore: IdentityStore {
     package func completeSignIn(
         _ identity: FederatedIdentity, linkingTo: String?, newUserID: String, nonce: SpentNonce?, session: NewSession, now: Date
     ) async throws -> FederatedSignIn {
-        let outcome = try await self.database.transaction { sql in
+        let (outcome, linked) = try await self.database.transaction { sql in
             if let nonce {
                 try await sql.raw("DELETE FROM used_nonces WHERE expires_at < \(bind: now.stored)").run()
                 let fresh =
@@ -98,23 +98,25 @@ extension SQLLatchkeyStore: IdentityStore {
                     ).first() != nil
                 guard fresh else { throw TokenRejection.nonceReused }
             }
-            let outcome = try await Self.findOrCreateUser(of: identity, linkingTo: linkingTo, newUserID: newUserID, at: now, on: sql)
+            let (outcome, linked) = try await self.findOrCreateUser(of: identity, linkingTo: linkingTo, newUserID: newUserID, at: now, on: sql)
             var session = session
             switch outcome {
             case .existing(let userID), .created(let userID): session.userID = userID
             }
             try await Self.insert(session, on: sql)
-            return outcome
+            return (outcome, linked)
         }
         self.profiles.invalidate(userID: outcome.userID)
+        if linked { self.signals.emit(.identityLinked(provider: identity.provider), userID: outcome.userID) }
         return outcome
     }
 
-    /// The user of `identity` inside the caller's transaction: `linkingTo` (linking it when it was not linked yet), the
-    /// user it is linked to, or a new federated user `newUserID`; its Apple refresh token is kept.
-    private static func findOrCreateUser(
+    /// The user of `identity` inside the caller's transaction: `linkingTo` (linking it when it was not linked yet:
+    /// `linked`, and other processes are notified at commit), the user it is linked to, or a new federated user
+    /// `newUserID`; its Apple refresh token is kept.
+    private func findOrCreateUser(
         of identity: FederatedIdentity, linkingTo: String?, newUserID: String, at time: Date, on sql: any SQLDatabase
-    ) async throws -> FederatedSignIn {
+    ) async throws -> (outcome: FederatedSignIn, linked: Bool) {
         try await Self.serialize(on: "identity \(identity.provider) \(identity.subject)", sql)
         if let known = try await sql.raw(
             "SELECT user_id FROM identities WHERE provider = \(bind: identity.provider) AND subject = \(bind: identity.subject)"
@@ -122,20 +124,21 @@ extension SQLLatchkeyStore: IdentityStore {
             let userID = try known.string("user_id")
             if let linkingTo, linkingTo != userID { throw ServiceError.identityAlreadyLinked }
             if identity.sealedRefreshToken != nil { try await Self.updateRefreshToken(identity, on: sql) }
-            return .existing(userID: userID)
+            return (.existing(userID: userID), false)
         }
         var created = identity
         if let linkingTo {
             created.userID = linkingTo
             try await Self.insert(created, on: sql)
-            return .existing(userID: linkingTo)
+            try await self.signals.notify(.identityLinked(provider: identity.provider), userID: linkingTo, on: sql)
+            return (.existing(userID: linkingTo), true)
         }
         try await sql.raw(
             "INSERT INTO users (id, kind, created_at) VALUES (\(bind: newUserID), \(bind: UserKind.federated.rawValue), \(bind: time.stored))"
         ).run()
         created.userID = newUserID
         try await Self.insert(created, on: sql)
-        return .created(userID: newUserID)
+        return (.created(userID: newUserID), false)
     }
 
     package func identities(ofUser userID: String) async throws -> [IdentityRecord] {

@@ -61,6 +61,8 @@ public struct AbuseLimits: Sendable, Equatable {
     public var signIn = RateLimitPolicy(name: "sign-in", limit: 30, window: 300)
     /// `GET /api/v1/assets` and `GET /api/v1/assets/url`, per device (`X-Device-ID` of a known device): 300 per hour.
     public var assets = RateLimitPolicy(name: "assets", limit: 300, window: 3600)
+    /// Upgrade attempts at `GET /api/v1/events` per client IP: 60 per 300 s (an app reconnects with backoff).
+    public var events = RateLimitPolicy(name: "events", limit: 60, window: 300)
     /// Peers whose `X-Forwarded-For` header names the client; nobody else's is believed.
     public var trustedProxies: Set<String> = []
 
@@ -69,8 +71,9 @@ public struct AbuseLimits: Sendable, Equatable {
     /// No abuse limits at all (benchmarks, tests of other features).
     public static var off: AbuseLimits {
         var limits = AbuseLimits()
-        for keyPath in [\AbuseLimits.registerDevice, \.registerUser, \.guest, \.accessCodeExchange, \.refresh, \.refreshFailures, \.signIn, \.assets]
-        {
+        for keyPath in [
+            \AbuseLimits.registerDevice, \.registerUser, \.guest, \.accessCodeExchange, \.refresh, \.refreshFailures, \.signIn, \.assets, \.events,
+        ] {
             limits[keyPath: keyPath].limit = 0
         }
         return limits
@@ -86,6 +89,7 @@ public struct AbuseLimits: Sendable, Equatable {
         self.refreshFailures = defaults.refreshFailures.reading(reader)
         self.signIn = defaults.signIn.reading(reader)
         self.assets = defaults.assets.reading(reader)
+        self.events = defaults.events.reading(reader)
         self.trustedProxies = Set(reader.stringArray(forKey: "trusted-proxies", default: []))
     }
 }

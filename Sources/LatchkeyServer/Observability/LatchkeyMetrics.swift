@@ -45,6 +45,19 @@ package struct LatchkeyMetrics: Sendable {
         self.counter("latchkey_refresh_token_reuse_detected_total", []).increment()
     }
 
+    /// The number of open event sockets (`GET /api/v1/events`) on this process.
+    func eventSockets(_ count: Int) {
+        self.handles.eventSockets.withLock { gauge in
+            if gauge == nil { gauge = CoreMetrics.Gauge(label: "latchkey_event_sockets", dimensions: [], factory: self.factory) }
+            gauge?.record(count)
+        }
+    }
+
+    /// One event frame sent on an event socket.
+    func eventSent(type: String) {
+        self.counter("latchkey_events_sent_total", [("type", type)]).increment()
+    }
+
     private func counter(_ label: String, _ dimensions: [(String, String)]) -> CoreMetrics.Counter {
         let key = HandleKey(label: label, dimensions: dimensions.map { [$0.0, $0.1] })
         return self.handles.counters.withLock { counters in
@@ -73,6 +86,7 @@ package struct LatchkeyMetrics: Sendable {
     private final class Handles: Sendable {
         let counters = Mutex<[HandleKey: CoreMetrics.Counter]>([:])
         let timers = Mutex<[HandleKey: CoreMetrics.Timer]>([:])
+        let eventSockets = Mutex<CoreMetrics.Gauge?>(nil)
     }
 
     /// The Prometheus text exposition of every metric.

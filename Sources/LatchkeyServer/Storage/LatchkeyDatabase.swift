@@ -22,9 +22,9 @@ package protocol LatchkeyDatabase: Service {
     func close() async
     /// Which SQL dialect the database speaks, for the few statements that differ.
     var dialect: DatabaseDialect { get }
-    /// Calls `wake` for each notification on `channel` (PostgreSQL's LISTEN) until the calling task is cancelled;
-    /// throws when the connection fails. Answers `false` at once where the database has no notifications.
-    func listen(channel: String, _ wake: @escaping @Sendable () -> Void) async throws -> Bool
+    /// Calls `receive` with the payload of each notification on `channel` (PostgreSQL's LISTEN) until the calling task
+    /// is cancelled; throws when the connection fails. Answers `false` at once where the database has no notifications.
+    func listen(channel: String, _ receive: @escaping @Sendable (String) -> Void) async throws -> Bool
 }
 
 @available(LatchkeyServer 1.0, *)
@@ -35,7 +35,7 @@ extension LatchkeyDatabase {
     }
 
     /// No notifications (SQLite): callers poll.
-    package func listen(channel: String, _ wake: @escaping @Sendable () -> Void) async throws -> Bool { false }
+    package func listen(channel: String, _ receive: @escaping @Sendable (String) -> Void) async throws -> Bool { false }
 }
 
 /// The SQL dialects Latchkey stores speak.

@@ -122,11 +122,11 @@ package final class PostgresLatchkeyDatabase: LatchkeyDatabase {
 
     /// LISTEN on one pooled connection, held until the calling task is cancelled (no deadline: it waits for
     /// notifications, not for an answer). Notifications are delivered when the notifying transaction commits.
-    package func listen(channel: String, _ wake: @escaping @Sendable () -> Void) async throws -> Bool {
+    package func listen(channel: String, _ receive: @escaping @Sendable (String) -> Void) async throws -> Bool {
         do {
             try await self.client.withConnection { connection in
                 try await connection.listen(on: channel) { notifications in
-                    for try await _ in notifications { wake() }
+                    for try await notification in notifications { receive(notification.payload) }
                 }
             }
         } catch let error as PSQLError {

@@ -9,10 +9,13 @@ package final class SQLLatchkeyStore: Sendable {
     let database: any LatchkeyDatabase
     /// Recently read profiles; every write to what a profile shows invalidates its user here, after committing.
     package let profiles: ProfileCache
+    /// Changes event sockets report (usage, linking), told after they commit.
+    package let signals: UserSignals
 
-    package init(database: any LatchkeyDatabase, profiles: ProfileCache = .off()) {
+    package init(database: any LatchkeyDatabase, profiles: ProfileCache = .off(), signals: UserSignals = UserSignals()) {
         self.database = database
         self.profiles = profiles
+        self.signals = signals
     }
 
     /// Makes concurrent transactions that name the same `key` take turns, until the end of the transaction.

@@ -49,7 +49,7 @@ extension SQLLatchkeyStore: RevocationStore {
     }
 
     package func followRevocations(_ wake: @escaping @Sendable () -> Void) async throws -> Bool {
-        try await self.database.listen(channel: Self.revocationChannel, wake)
+        try await self.database.listen(channel: Self.revocationChannel) { _ in wake() }
     }
 
     /// The PostgreSQL channel writers of the feed notify at commit.

@@ -34,6 +34,7 @@ final class TokenVerificationCache: Sendable {
     private let ceiling: TimeInterval
     private let state = Mutex(State())
     private let signOutListeners = Mutex<[@Sendable (String) -> Void]>([])
+    private let invalidationListeners = Mutex<[@Sendable ([String]) -> Void]>([])
 
     init(capacity: Int, ceiling: TimeInterval) {
         self.capacity = max(capacity, 0)
@@ -85,15 +86,23 @@ final class TokenVerificationCache: Sendable {
         self.state.withLock { state in (state.entries.count, state.owners.values.reduce(0) { $0 + $1.count }) }
     }
 
+    /// Calls `listener` with the owners (`s:<session>`, `u:<user>`, `j:<token id>`, `k:<kid>`) each invalidation drops,
+    /// after it dropped them: event sockets registered under them are checked again (``EventHub``).
+    func onInvalidate(_ listener: @escaping @Sendable ([String]) -> Void) {
+        self.invalidationListeners.withLock { $0.append(listener) }
+    }
+
     private func invalidate(owners: [String]) {
         self.state.withLock { state in
             for owner in owners {
                 for token in state.owners[owner] ?? [] { state.remove(token) }
             }
         }
+        for listener in self.invalidationListeners.withLock({ $0 }) { listener(owners) }
     }
 
-    fileprivate static func owners(of token: VerifiedToken) -> [String] {
+    /// The owners a token is cached under.
+    static func owners(of token: VerifiedToken) -> [String] {
         var owners = ["u:" + token.userID, "j:" + token.claims.tokenID]
         if let session = token.sessionID { owners.append("s:" + session) }
         if let kid = token.keyID { owners.append("k:" + kid) }
