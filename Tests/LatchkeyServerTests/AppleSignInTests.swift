@@ -187,6 +187,23 @@ struct AppleSignInTests {
         }
     }
 
+    /// The device's event socket hears `identity.linked` when the device user links Sign in with Apple.
+    @available(LatchkeyServer 1.0, *)
+    @Test func linkingAppleIsToldOnTheUsersEventSocket() async throws {
+        let server = try await TestServer.federated()
+        try await server.test(.live) { client in
+            let device = try await client.registerDevice()
+            let socket = try await EventSocketClient.open(port: client.port!, token: device.accessToken)
+            #expect(try await socket.next().type == "connected")
+            let nonce = UUID().uuidString
+            let token = try await Peer.appleToken(claims: server.appleClaims(rawNonce: nonce, subject: "events.\(UUID().uuidString)"))
+            #expect(try await Self.signIn(client, token: token, rawNonce: nonce, bearer: device.accessToken).status == .ok)
+            let linked = try await socket.next()
+            #expect(linked.type == "identity.linked")
+            #expect(linked.provider == "apple")
+        }
+    }
+
     @Test(arguments: Transport.allCases)
     @available(LatchkeyServer 1.0, *)
     func aDeviceSessionLinksAppleAndKeepsItsUserIDAndData(transport: Transport) async throws {

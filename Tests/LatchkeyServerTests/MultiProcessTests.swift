@@ -52,6 +52,32 @@ struct MultiProcessTests {
         Issue.record("\(what) did not happen within \(limit)", sourceLocation: sourceLocation)
     }
 
+    /// Event sockets held by one process hear what another process did within a second: a logout through the revocation
+    /// feed's notification, usage through the user-change notification. The feed's poll interval is set to a minute, longer
+    /// than a frame is waited for, so the logout can only arrive by NOTIFY.
+    @available(LatchkeyServer 1.0, *)
+    @Test func eventSocketsOnOneProcessHearLogoutsAndUsageOfAnotherWithinASecond() async throws {
+        try await Self.withServers(environment: ["LATCHKEY_USAGE_SERVICE_KEY": "usage-key", "LATCHKEY_REVOCATIONS_POLL_INTERVAL": "60"]) {
+            servers, _ in
+            let (a, b) = (servers[0], servers[1])
+            let pair = try await a.registerDevice()
+            let socket = try await EventSocketClient.open(port: a.port, token: pair.accessToken)
+            #expect(try await socket.next().type == "connected")
+
+            let usage = #"{"user_id":"\#(pair.userID)","amount":3,"idempotency_key":"k"}"#
+            #expect(try await b.send("POST", "api/v1/usage", bearer: "usage-key", json: usage).status == 200)
+            let changed = try await socket.next()
+            #expect(changed.type == "budget.changed")
+            #expect(changed.used == 3)
+
+            #expect(try await b.send("POST", "api/v1/auth/logout", bearer: pair.accessToken, json: "{}").status == 200)
+            let revoked = try await socket.next()
+            #expect(revoked.type == "session.revoked")
+            #expect(revoked.reason == "logout")
+            #expect(try await socket.closeCode() == 4001)
+        }
+    }
+
     @available(LatchkeyServer 1.0, *)
     @Test func aTokenMintedByOneProcessVerifiesOnTheOtherAndItsRefreshTokenWorksThere() async throws {
         try await Self.withServers { servers, _ in
