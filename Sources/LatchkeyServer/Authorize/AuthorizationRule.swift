@@ -3,11 +3,11 @@ import Foundation
 
 /// How `GET /api/v1/authorize` treats one route of the app behind a proxy.
 ///
-/// Written in configuration as `"<METHOD or *> <path prefix> <auth> [<meter>]"`, e.g.
-/// `"POST /api/edit bearer actions"` or `"GET /assets device"` (key `authorize.routes`, comma-separated).
-/// The first rule whose method and path prefix match decides; a request no rule matches is refused (403).
-/// Prefixes match whole segments of the normalised path (``ForwardedPath``): `/api/edit` covers `/api/edit/42`,
-/// never `/api/editor`.
+/// Written in configuration as `"<METHOD or *> <path prefix> <auth> [<meter>] [token=query]"`, e.g.
+/// `"POST /api/edit bearer actions"`, `"GET /assets device"` or `"GET /api/v1/mcp bearer token=query"` (key
+/// `authorize.routes`, comma-separated). The first rule whose method and path prefix match decides; a request no rule
+/// matches is refused (403). Prefixes match whole segments of the normalised path (``ForwardedPath``): `/api/edit`
+/// covers `/api/edit/42`, never `/api/editor`.
 @available(LatchkeyServer 1.0, *)
 public struct AuthorizationRule: Sendable, Equatable {
     /// Who may pass.
@@ -27,19 +27,37 @@ public struct AuthorizationRule: Sendable, Equatable {
     public var auth: Auth
     /// The configured meter counting admitted requests, if any.
     public var meter: String?
+    /// Whether a `bearer` or `user` rule also takes the token from the original URI's `token` query parameter when
+    /// the request has no `Authorization` header (`token=query`): for WebSocket clients that cannot set headers.
+    /// Off by default, since a query lands in access logs.
+    public var acceptsQueryToken: Bool
 
-    public init(method: String, pathPrefix: String, auth: Auth, meter: String? = nil) {
+    public init(method: String, pathPrefix: String, auth: Auth, meter: String? = nil, acceptsQueryToken: Bool = false) {
         self.method = method.uppercased()
         self.pathPrefix = ForwardedPath.normalize(pathPrefix) ?? pathPrefix
         self.auth = auth
         self.meter = meter
+        self.acceptsQueryToken = acceptsQueryToken
     }
 
-    /// Parses `"<METHOD> <path prefix> <auth> [<meter>]"`; nil when malformed.
+    /// Parses `"<METHOD> <path prefix> <auth> [<meter>] [token=query]"` (the last two in either order); nil when
+    /// malformed, or when `token=query` is on a rule that reads no token.
     public init?(_ text: String) {
         let words = text.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
-        guard (3...4).contains(words.count), ForwardedPath.normalize(words[1]) != nil, let auth = Auth(rawValue: words[2]) else { return nil }
-        self.init(method: words[0], pathPrefix: words[1], auth: auth, meter: words.count == 4 ? words[3] : nil)
+        guard words.count >= 3, ForwardedPath.normalize(words[1]) != nil, let auth = Auth(rawValue: words[2]) else { return nil }
+        var meter: String?
+        var acceptsQueryToken = false
+        for word in words.dropFirst(3) {
+            if word == "token=query" && !acceptsQueryToken {
+                acceptsQueryToken = true
+            } else if !word.contains("=") && meter == nil {
+                meter = word
+            } else {
+                return nil
+            }
+        }
+        guard !acceptsQueryToken || auth == .bearer || auth == .user else { return nil }
+        self.init(method: words[0], pathPrefix: words[1], auth: auth, meter: meter, acceptsQueryToken: acceptsQueryToken)
     }
 
     /// Whether the rule covers `method` on `path` (normalised).

@@ -8,7 +8,8 @@ import LatchkeyAPI
 ///
 /// The proxy (one of `limits.trusted-proxies`; anyone else gets 403) sends the original method and URI in the
 /// headers of its kind (``ForwardAuthProxy``: `X-Original-Method`/`X-Original-URI` for nginx, Traefik's
-/// `X-Forwarded-Method`/`X-Forwarded-Uri`), each exactly once, with the client's `Authorization` and `X-Device-ID`.
+/// `X-Forwarded-Method`/`X-Forwarded-Uri`), each exactly once, with the client's `Authorization` and `X-Device-ID`
+/// (or, for a rule with `token=query`, the token in the original URI's `token` parameter).
 /// The path is normalised (``ForwardedPath``) and the first matching ``AuthorizationRule`` decides: 200 with
 /// `X-Latchkey-User-Id` (never for a device rule or a guest: their ID is a device's, not a user's),
 /// `X-Latchkey-Device-Id` and `X-Latchkey-Kind` for the upstream, or 401/400/403/429 with the envelope. A rule's
@@ -46,22 +47,25 @@ struct AuthorizeRoutes {
                 otherwise), with the client's `Authorization` and `X-Device-ID`. The path is normalised (unreserved escapes \
                 decoded, `//`, `.` and `..` resolved, `;` parameters cut) and the first rule (`authorize.routes`) whose method \
                 and path prefix match on whole segments decides: `public` lets anyone pass, `device` needs `X-Device-ID` only, \
-                `bearer` any valid token (guests also `X-Device-ID`), `user` a token that is not a guest's. 200 carries \
+                `bearer` any valid token (guests also `X-Device-ID`), `user` a token that is not a guest's. A `bearer` or \
+                `user` rule written with `token=query` (for WebSocket clients, which cannot set headers) also takes the token \
+                from the original URI's `token` query parameter, percent-decoded, when there is no `Authorization` (400 when \
+                it is repeated or the query is unreadable); other rules never read the query. 200 carries \
                 `X-Latchkey-Kind` and `X-Latchkey-User-Id` (a signed-in user) or `X-Latchkey-Device-Id` (a device rule or a \
                 guest: never presented as a user); 429 when the rule's meter is used up (it counts every admitted request).
                 """,
             parameters: [
                 .init("X-Original-Method", in: .header, required: false, "The original request's method (nginx)."),
-                .init("X-Original-URI", in: .header, required: false, "The original request's URI (nginx)."),
+                .init("X-Original-URI", in: .header, required: false, "The original request's path and query (nginx `$request_uri`)."),
                 .init("X-Forwarded-Method", in: .header, required: false, "The original request's method (Traefik)."),
-                .init("X-Forwarded-Uri", in: .header, required: false, "The original request's URI (Traefik)."),
+                .init("X-Forwarded-Uri", in: .header, required: false, "The original request's path and query (Traefik)."),
                 .init("X-Device-ID", in: .header, required: false, "The device UUID, for device rules and metered guests."),
             ],
             outcomes: [
                 .init(
                     200, "The request may pass; identity headers for the upstream (and the meter's, when the rule has one).",
                     headers: ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"]),
-                .badRequest("The proxy's headers are missing or repeated."),
+                .badRequest("The proxy's headers are missing or repeated, or a `token=query` rule met a repeated `token` parameter."),
                 .unauthorized(), .forbidden("Not a trusted proxy, no rule covers the route, or a guest met a `user` rule."),
                 .init(
                     429, "The rule's meter is used up; see `Retry-After`.",
@@ -78,7 +82,8 @@ struct AuthorizeRoutes {
                 "Forward authentication answers only the proxies listed in limits.trusted-proxies; this peer is not one.")
         }
         let method = try self.original(self.proxy.methodHeader, of: request)
-        guard let path = ForwardedPath.normalize(try self.original(self.proxy.uriHeader, of: request)) else {
+        let uri = try self.original(self.proxy.uriHeader, of: request)
+        guard let path = ForwardedPath.normalize(uri) else {
             throw APIError.badRequest("\(self.proxy.uriHeader) is not a readable path.", code: .invalidHeader)
         }
         guard let rule = self.rules.first(where: { $0.matches(method: method, path: path) }) else {
@@ -96,8 +101,7 @@ struct AuthorizeRoutes {
             answer.headers[Self.kindHeader] = "device"
             (key, guest) = (deviceID, false)
         case .bearer, .user:
-            guard let bearer = request.bearerToken else { throw APIError.missingToken }
-            let token = try await self.verifier.verify(bearer)
+            let token = try await self.verifier.verify(try self.presentedToken(of: request, uri: uri, rule: rule))
             guest = token.kind == .guest
             if guest && rule.auth == .user {
                 throw APIError(.forbidden, .forbidden, "This route needs a signed-in user, not a guest.")
@@ -111,6 +115,25 @@ struct AuthorizeRoutes {
         var policy = meter.policy(guest: guest)
         policy.countsOnlySuccesses = false
         return try await self.limiter.limiting(policy, key: key) { answer }
+    }
+
+    /// The token a `bearer` or `user` rule checks: `Authorization: Bearer`, or, when the request has no `Authorization`
+    /// and the rule says `token=query`, the one `token` parameter of the original URI. Never put in a message: the URI
+    /// travels in a header, and the request log has only this endpoint's path.
+    private func presentedToken(of request: Request, uri: String, rule: AuthorizationRule) throws -> String {
+        if let bearer = request.bearerToken { return bearer }
+        guard rule.acceptsQueryToken, request.headers[.authorization] == nil else { throw APIError.missingToken }
+        guard let values = ForwardedQuery.values(of: "token", in: uri) else {
+            throw APIError.badRequest("The query of \(self.proxy.uriHeader) is not readable.", code: .invalidHeader)
+        }
+        guard values.count < 2 else { throw APIError.badRequest("The token query parameter was sent more than once.", code: .invalidHeader) }
+        guard let token = values.first, !token.isEmpty else {
+            var error = APIError(
+                .unauthorized, .invalidToken, "This route needs an access token: send Authorization: Bearer <token> or the token query parameter.")
+            error.credentialPresented = false
+            throw error
+        }
+        return token
     }
 
     /// The one value of the proxy's header `name`; 400 when it is missing or sent more than once (a client's own copy
