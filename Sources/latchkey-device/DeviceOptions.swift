@@ -86,6 +86,11 @@ enum Output {
         Swift.print(String(decoding: data, as: UTF8.self))
     }
 
+    /// Prints `line` at once, even when stdout is a file or a pipe (which `print` would buffer).
+    static func line(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+
     static func error(_ message: String) {
         FileHandle.standardError.write(Data("error: \(message)\n".utf8))
     }

@@ -17,7 +17,7 @@ struct LatchkeyDevice: AsyncParsableCommand {
             """,
         subcommands: [
             Status.self, Register.self, Guest.self, Redeem.self, Apple.self, Me.self, Refresh.self, Call.self, Storage.self, Assets.self,
-            SignOut.self,
+            SignOut.self, Watch.self,
         ])
 
     // Declared here too so the options may come before the command, as in `latchkey-device --state DIR status`.

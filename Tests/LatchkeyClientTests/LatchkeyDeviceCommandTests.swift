@@ -373,9 +373,9 @@ struct DeviceApp: Sendable {
         self.directory = directory
     }
 
-    /// Runs `body` with a live server and a fresh install pointed at it.
-    static func run(_ body: @Sendable (DeviceApp, LiveServer) async throws -> Void) async throws {
-        try await LiveServer.run { server in
+    /// Runs `body` with a live server (serving the event stream too, with `servingEvents`) and a fresh install pointed at it.
+    static func run(servingEvents: Bool = false, _ body: @Sendable (DeviceApp, LiveServer) async throws -> Void) async throws {
+        try await LiveServer.run(servingEvents: servingEvents) { server in
             let app = try DeviceApp(server: server.url)
             defer { app.remove() }
             try await body(app, server)

@@ -29,6 +29,9 @@ public enum SignOutReason: String, Sendable, Equatable {
     case signedOutElsewhere
     /// The device identity was replaced (see ``LatchkeyEvent/deviceIdentityReplaced(_:)``).
     case deviceIdentityReplaced
+    /// The server revoked the session and said so over the live event stream (``LiveEvent/sessionRevoked(_:)``): a
+    /// sign-out elsewhere, a reused refresh token, a deleted user, or support.
+    case revoked
 }
 
 /// Why the device identity was replaced.

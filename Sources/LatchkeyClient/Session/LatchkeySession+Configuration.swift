@@ -56,6 +56,8 @@ extension LatchkeySession {
         /// What keeps the app running while a refresh finishes; `nil` (default) until
         /// `LatchkeySession/followAppLifecycle()` installs UIKit's background tasks on iOS.
         public var backgroundExecution: (any BackgroundExecution)?
+        /// How long ``LatchkeySession/liveEvents()`` waits before connecting again after a drop.
+        public var liveEventsReconnect: ReconnectPolicy
 
         /// Creates a configuration; only the server URL is required.
         public init(
@@ -63,7 +65,7 @@ extension LatchkeySession {
             reinstallPolicy: ReinstallPolicy = .dropSession, tokenProvider: TokenProvider? = nil,
             deviceIDDefaultsKey: String = "latchkey.device-id", usesDeviceKey: Bool = true,
             isAppExtension: Bool = Configuration.runsInAppExtension, restoredDevicePolicy: RestoredDevicePolicy = .startNewIdentity,
-            backgroundExecution: (any BackgroundExecution)? = nil
+            backgroundExecution: (any BackgroundExecution)? = nil, liveEventsReconnect: ReconnectPolicy = ReconnectPolicy()
         ) {
             self.serverURL = serverURL
             self.clockSkew = clockSkew
@@ -75,6 +77,7 @@ extension LatchkeySession {
             self.isAppExtension = isAppExtension
             self.restoredDevicePolicy = restoredDevicePolicy
             self.backgroundExecution = backgroundExecution
+            self.liveEventsReconnect = liveEventsReconnect
         }
 
         /// Whether this process runs from an app extension bundle (`.appex`).

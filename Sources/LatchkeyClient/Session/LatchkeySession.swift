@@ -19,6 +19,7 @@ public actor LatchkeySession {
     /// How this session behaves.
     public nonisolated let configuration: Configuration
     let transport: any HTTPTransport
+    let webSocketTransport: any WebSocketTransport
     let secureStore: any SecureStore
     let defaults: any KeyValueStore
     let clock: any LatchkeyClock
@@ -59,14 +60,17 @@ public actor LatchkeySession {
     ///     processes without `synchronize()`), else ``UserDefaultsStore``, which synchronizes there.
     ///   - transport: how requests are sent (`URLSession` by default).
     ///   - clock: where time comes from.
+    ///   - webSocketTransport: how ``liveEvents()`` opens its WebSocket (`URLSessionWebSocketTask` by default).
     public init(
         configuration: Configuration, secureStore: any SecureStore, defaults: (any KeyValueStore)? = nil,
-        transport: any HTTPTransport = URLSessionTransport(), clock: any LatchkeyClock = SystemLatchkeyClock()
+        transport: any HTTPTransport = URLSessionTransport(), clock: any LatchkeyClock = SystemLatchkeyClock(),
+        webSocketTransport: any WebSocketTransport = URLSessionWebSocketTransport()
     ) {
         self.configuration = configuration
         self.secureStore = secureStore
         self.defaults = defaults ?? Self.defaultDefaults(beside: secureStore)
         self.transport = transport
+        self.webSocketTransport = webSocketTransport
         self.clock = clock
         self.backgroundExecution = configuration.backgroundExecution
     }

@@ -7,7 +7,7 @@ public protocol LatchkeyClock: Sendable {
     /// The current instant.
     func now() -> Date
     /// Waits `seconds` (the SDK waits only before sending again a request the server asked to be repeated shortly: a 429
-    /// with a `Retry-After` of at most 5 seconds).
+    /// with a `Retry-After` of at most 5 seconds; and before ``LatchkeySession/liveEvents()`` connects again).
     func sleep(for seconds: TimeInterval) async throws
 }
 

@@ -14,7 +14,7 @@ public struct URLSessionTransport: HTTPTransport, @unchecked Sendable {
     private let session: URLSession
     /// The transport's own session for streamed bodies (its delegate hands them over); `nil` with the app's session.
     private let streamingSession: URLSession?
-    private static let redirects = RedirectRefusal()
+    static let redirects = RedirectRefusal()
 
     /// Uses `session`; by default an ephemeral session (no cookies, no cache) with a 30-second request timeout.
     public init(session: URLSession? = nil) {
@@ -68,7 +68,7 @@ public struct URLSessionTransport: HTTPTransport, @unchecked Sendable {
 }
 
 /// Answers every redirect with "do not follow", so the 3xx itself comes back.
-private final class RedirectRefusal: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+final class RedirectRefusal: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
     func urlSession(
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse, newRequest request: URLRequest,
         completionHandler: @escaping @Sendable (URLRequest?) -> Void

@@ -24,9 +24,12 @@ struct LiveServer: Sendable {
     var databasePath: String { self.services.configuration.database }
 
     /// Runs `body` against a fresh server; `limits` are off unless given, the clock starts at `clock`'s time.
+    ///
+    /// With `servingEvents`, the server is the application `latchkey serve` runs (its background services, and WebSocket
+    /// upgrades of `GET /api/v1/events`), without the two app routes.
     static func run(
         limits: AbuseLimits = .off, clock: ManualClock = ManualClock(start: Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))),
-        configure: (inout LatchkeyConfiguration) -> Void = { _ in },
+        servingEvents: Bool = false, configure: (inout LatchkeyConfiguration) -> Void = { _ in },
         _ body: @Sendable (LiveServer) async throws -> Void
     ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-client-e2e-\(UUID().uuidString)")
@@ -43,6 +46,14 @@ struct LiveServer: Sendable {
         defer { try? FileManager.default.removeItem(at: directory) }
         try await LatchkeyServices.withServices(configuration: configuration, clock: clock, recordIssuer: true, logger: logger) { services in
             let seen = SeenHeaders()
+            if servingEvents {
+                let background = services.backgroundServices.filter { !($0 is any LatchkeyDatabase) }
+                let app = buildApplication(services: services, background: background, preparing: false, logger: logger)
+                return try await app.test(.live) { client in
+                    let url = URL(string: "http://127.0.0.1:\(client.port!)")!
+                    try await body(LiveServer(services: services, clock: clock, url: url, seen: seen, stream: StreamGate(), directory: directory))
+                }
+            }
             let router = buildRouter(services: services)
             router.get("api/v1/assets/echo") { request, _ -> String in
                 seen.record(authorization: request.headers[.authorization], deviceID: request.headers[HTTPField.Name(LatchkeyHeader.deviceID)!])

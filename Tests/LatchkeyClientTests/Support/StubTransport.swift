@@ -95,10 +95,16 @@ struct Fixture {
     let store = InMemorySecureStore()
     let defaults = InMemoryKeyValueStore()
     let transport: StubTransport
+    /// Where ``LatchkeySession/liveEvents()`` connects.
+    let webSocket: FakeWebSocketTransport
 
-    /// A fixture whose session reads `clock` (which the stub handler may read too).
-    init(clock: ManualLatchkeyClock = ManualLatchkeyClock(), _ handler: @escaping StubTransport.Handler = { _ in TransportResponse(status: 404) }) {
+    /// A fixture whose session reads `clock` (which the stub handler may read too) and opens WebSockets through `webSocket`.
+    init(
+        clock: ManualLatchkeyClock = ManualLatchkeyClock(), webSocket: FakeWebSocketTransport = FakeWebSocketTransport(),
+        _ handler: @escaping StubTransport.Handler = { _ in TransportResponse(status: 404) }
+    ) {
         self.clock = clock
+        self.webSocket = webSocket
         self.transport = StubTransport(handler)
     }
 
@@ -106,7 +112,8 @@ struct Fixture {
         var configuration = LatchkeySession.Configuration(serverURL: Self.serverURL)
         configure(&configuration)
         return LatchkeySession(
-            configuration: configuration, secureStore: self.store, defaults: self.defaults, transport: self.transport, clock: self.clock)
+            configuration: configuration, secureStore: self.store, defaults: self.defaults, transport: self.transport, clock: self.clock,
+            webSocketTransport: self.webSocket)
     }
 
     /// Stores a device session with `accessToken`/`refreshToken` expiring `lifetime` seconds from now; returns the device ID.
