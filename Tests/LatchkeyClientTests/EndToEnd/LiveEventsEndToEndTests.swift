@@ -46,19 +46,48 @@ struct LiveEventsEndToEndTests {
         try await DeviceApp.run(servingEvents: true) { app, server in
             try await app.register()
             let token = try #require(try app.credentials()?.session?.accessToken)
-            let watch = try app.start("--json", "watch")
-            let first = try await watch.line(0)
-            if first.contains(#""reason":"unsupported""#) {
-                #expect(!Self.platformHasWebSockets, "URLSession on Apple platforms opens WebSockets")
-                #expect(await watch.exit() == 5)
-                return
-            }
-            #expect(first == #"{"type":"connected"}"#)
+            guard let watch = try await Self.watch(app) else { return }
             #expect(try await server.logout(bearer: token) == 200)
             #expect(await watch.exit() == 0)
             #expect(try await watch.line(1) == #"{"reason":"logout","type":"session.revoked"}"#)
             #expect(try app.credentials()?.session == nil)  // signed out in its state too
         }
+    }
+
+    @available(LatchkeyServer 1.0, *)
+    @Test func watchRefreshesOnTokenExpiringSoTheConnectionOutlivesItsFirstToken() async throws {
+        try await DeviceApp.run(servingEvents: true) { app, server in
+            try await app.register()
+            let first = try #require(try app.credentials()?.session?.accessToken)
+            guard let watch = try await Self.watch(app) else { return }
+            server.clock.advance(by: server.services.configuration.tokens.sessionLifetime - 30)
+            server.services.events.sweep()
+            #expect(try await watch.line(1).hasPrefix(#"{"expires_at":"#))
+            #expect(try await watch.line(1).hasSuffix(#","type":"token.expiring"}"#))
+            #expect(try await watch.line(2).hasSuffix(#","type":"reauthenticated"}"#))
+            let second = try #require(try app.credentials()?.session?.accessToken)
+            #expect(second != first)
+            server.clock.advance(by: 60)  // past the first token's exp: no token.expired
+            server.services.events.sweep()
+            #expect(try await server.logout(bearer: second) == 200)
+            #expect(await watch.exit() == 0)
+            #expect(try await watch.line(3) == #"{"reason":"logout","type":"session.revoked"}"#)
+        }
+    }
+
+    /// `latchkey-device --json watch`, once it printed `connected`; `nil` (after checking how it ended) where the
+    /// platform cannot open WebSockets.
+    @available(LatchkeyServer 1.0, *)
+    static func watch(_ app: DeviceApp) async throws -> RunningDeviceApp? {
+        let watch = try app.start("--json", "watch")
+        let first = try await watch.line(0)
+        if first.contains(#""reason":"unsupported""#) {
+            #expect(!Self.platformHasWebSockets, "URLSession on Apple platforms opens WebSockets")
+            #expect(await watch.exit() == 5)
+            return nil
+        }
+        #expect(first == #"{"type":"connected"}"#)
+        return watch
     }
 
     /// Whether the SDK's default transport is known to open WebSockets on this platform.
