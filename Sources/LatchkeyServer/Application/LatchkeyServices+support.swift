@@ -92,7 +92,9 @@ extension LatchkeyServices {
         }
         if let bad = configuration.invalidAuthorizationRules.first {
             throw ConfigurationError(
-                description: "authorize.routes: cannot read \"\(bad)\"; write \"<METHOD or *> <path prefix> <public|device|bearer|user> [<meter>] [token=query]\"")
+                description:
+                    "authorize.routes: cannot read \"\(bad)\"; write \"<METHOD or *> <path prefix> <public|device|bearer|user> [<meter>] [token=query]\""
+            )
         }
         for rule in configuration.authorizationRules {
             if let meter = rule.meter, configuration.meters[meter] == nil {
