@@ -75,25 +75,13 @@ package struct UserChangeFeed: Service {
 
     package func run() async throws {
         await cancelWhenGracefulShutdown {
-            var failing = false
-            while !Task.isCancelled {
-                do {
-                    guard try await self.database.listen(channel: UserSignals.channel, { self.signals.received($0) }) else {
-                        // No notifications here: wait for the end.
-                        while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
-                        return
-                    }
-                } catch {
-                    if Task.isCancelled { return }
-                    if !failing {
-                        self.logger.warning(
-                            "listening for user changes failed; event sockets of this process miss other processes' budget and linking events until it is back",
-                            metadata: ["error": "\(error)"])
-                    }
-                    failing = true
-                }
-                do { try await Task.sleep(for: .seconds(self.retryInterval)) } catch { return }
-            }
+            await followNotifications(
+                retryInterval: self.retryInterval, logger: self.logger,
+                warning:
+                    "listening for user changes failed; event sockets of this process miss other processes' budget and linking events until it is back"
+            ) { try await self.database.listen(channel: UserSignals.channel) { self.signals.received($0) } }
         }
+        // No notifications here (SQLite), or shutting down: a service that returns would stop the whole group.
+        try await gracefulShutdown()
     }
 }

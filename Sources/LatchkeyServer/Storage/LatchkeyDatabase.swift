@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import SQLKit
 import ServiceLifecycle
@@ -36,6 +37,29 @@ extension LatchkeyDatabase {
 
     /// No notifications (SQLite): callers poll.
     package func listen(channel: String, _ receive: @escaping @Sendable (String) -> Void) async throws -> Bool { false }
+}
+
+/// Follows a database's notifications for as long as the calling task runs: calls `listen` (which returns when the task
+/// is cancelled and throws when its connection fails), and after a failure listens again one `retryInterval` later,
+/// calling `relistened` then so the caller can read what was committed while nobody listened. Logs `warning` once, at
+/// the first failure. Returns at once when `listen` answers that the database has no notifications (SQLite).
+@available(LatchkeyServer 1.0, *)
+func followNotifications(
+    retryInterval: TimeInterval, logger: Logger, warning: Logger.Message, relistened: () -> Void = {},
+    listen: () async throws -> Bool
+) async {
+    var failing = false
+    while !Task.isCancelled {
+        do {
+            guard try await listen() else { return }
+        } catch {
+            if Task.isCancelled { return }
+            if !failing { logger.warning(warning, metadata: ["error": "\(error)"]) }
+            failing = true
+        }
+        do { try await Task.sleep(for: .seconds(retryInterval)) } catch { return }
+        relistened()
+    }
 }
 
 /// The SQL dialects Latchkey stores speak.

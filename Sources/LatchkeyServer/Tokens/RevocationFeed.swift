@@ -96,22 +96,11 @@ package final class RevocationFeed: Service, Sendable {
     /// Wakes the reader at each notification, listening again (after one `interval`) when the connection fails;
     /// returns at once where the database has no notifications.
     private func follow(_ wake: AsyncStream<Void>.Continuation) async {
-        var failing = false
-        while !Task.isCancelled {
-            do {
-                guard try await self.store.followRevocations({ wake.yield() }) else { return }
-            } catch {
-                if Task.isCancelled { return }
-                if !failing {
-                    self.logger.warning(
-                        "listening for revocations failed; reading the feed every poll interval until it is back",
-                        metadata: ["error": "\(error)"])
-                }
-                failing = true
-            }
-            do { try await Task.sleep(for: .seconds(self.interval)) } catch { return }
+        await followNotifications(
+            retryInterval: self.interval, logger: self.logger,
+            warning: "listening for revocations failed; reading the feed every poll interval until it is back",
             // What was committed while nobody listened is read now.
-            wake.yield()
-        }
+            relistened: { wake.yield() }
+        ) { try await self.store.followRevocations({ wake.yield() }) }
     }
 }
