@@ -51,7 +51,11 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
+        // SwiftNIO's WebSocket upgrader serves GET /api/v1/events (hummingbird already depends on both packages).
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        // The WebSocket client of the event stream tests.
+        .package(url: "https://github.com/hummingbird-project/swift-websocket.git", from: "1.6.2"),
     ],
     targets: [
         .target(
@@ -103,7 +107,9 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Server"])),
                 .product(name: "Configuration", package: "swift-configuration", condition: .when(traits: ["Server"])),
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["Server"])),
-                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket", condition: .when(traits: ["Server"])),
+                .product(name: "NIOWebSocket", package: "swift-nio", condition: .when(traits: ["Server"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Server"])),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras", condition: .when(traits: ["Server"])),
             ],
             swiftSettings: serverSwiftSettings
         ),
@@ -145,7 +151,7 @@ let package = Package(
                 "LatchkeyServer",
                 "LatchkeyAPI",
                 .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(traits: ["Server"])),
-                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket", condition: .when(traits: ["Server"])),
+                .product(name: "WSClient", package: "swift-websocket", condition: .when(traits: ["Server"])),
                 // HMACs for forged tokens, nonce hashes for the Apple peer, DPoP proofs.
                 .product(name: "Crypto", package: "swift-crypto"),
                 // Tokens signed with the server's own keys (a made-up kid).

@@ -1,7 +1,6 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
-import HummingbirdWSClient
 import LatchkeyAPI
 import LatchkeyServer
 import Logging
@@ -9,6 +8,7 @@ import NIOCore
 import NIOPosix
 import NIOWebSocket
 import Testing
+import WSClient
 
 /// `GET /api/v1/events` over a real socket: refusals before the upgrade, every event and its close code, the client's
 /// `reauthenticate`, the limits and the metrics. Time moves on the servers' manual clock; the expiry sweep is run by

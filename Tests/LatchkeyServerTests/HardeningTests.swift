@@ -67,7 +67,15 @@ import FoundationNetworking
             let port = try #require(client.port)
             // A raw connection that never sends a request: the server closes it after the idle timeout.
             let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: port).get()
+            // A watchdog closes it from this side after 10 s, so a server that never does fails the test instead of hanging it.
+            let watchdog = channel.eventLoop.scheduleTask(in: .seconds(10)) {
+                channel.close(promise: nil)
+                return true
+            }
             try await channel.closeFuture.get()
+            watchdog.cancel()
+            let fired = (try? await watchdog.futureResult.get()) ?? false
+            #expect(!fired, "the server kept a connection that never sent a request open for 10 s")
         }
     }
 

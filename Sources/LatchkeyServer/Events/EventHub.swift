@@ -15,7 +15,7 @@ import Synchronization
 /// checked against the injected clock by ``sweep()``, which ``EventSweeper`` runs every second.
 @available(LatchkeyServer 1.0, *)
 package final class EventHub: Sendable {
-    /// What a socket's writer is asked to do.
+    /// What a socket is asked to do.
     package enum Outgoing: Sendable, Equatable {
         case frame(SessionEventFrame)
         /// Close the socket with `code` (after the frames before it).
@@ -31,7 +31,7 @@ package final class EventHub: Sendable {
         /// Set once an ending (revoked, expired, displaced) was queued: nothing more is sent.
         var ending = false
         let client: String
-        let continuation: AsyncStream<Outgoing>.Continuation
+        let sink: any EventSocketSink
     }
 
     private struct State {
@@ -71,10 +71,9 @@ package final class EventHub: Sendable {
         self.state.withLock { state in client.map { state.perClient[$0] ?? 0 } ?? state.entries.count }
     }
 
-    /// Registers a socket for `verified`; its writer reads the returned stream. The user's oldest sockets beyond
+    /// Registers a socket for `verified`, which hears the hub through `sink`. The user's oldest sockets beyond
     /// `events.max-sockets-per-user` are closed with 4008.
-    package func register(token: String, verified: VerifiedToken, client: String) -> (id: UInt64, outgoing: AsyncStream<Outgoing>) {
-        let (stream, continuation) = AsyncStream<Outgoing>.makeStream()
+    package func register(token: String, verified: VerifiedToken, client: String, sink: any EventSocketSink) -> UInt64 {
         let now = self.clock.now()
         var connected = SessionEventFrame(type: SessionEventType.connected, at: now)
         connected.userID = verified.userID
@@ -84,24 +83,24 @@ package final class EventHub: Sendable {
             let id = state.nextID
             state.nextID += 1
             let owners = TokenVerificationCache.owners(of: verified)
-            state.entries[id] = Entry(id: id, token: token, verified: verified, owners: owners, client: client, continuation: continuation)
+            state.entries[id] = Entry(id: id, token: token, verified: verified, owners: owners, client: client, sink: sink)
             for owner in owners { state.byOwner[owner, default: []].insert(id) }
             state.byUser[verified.userID, default: []].append(id)
             state.perClient[client, default: 0] += 1
-            var displaced: [AsyncStream<Outgoing>.Continuation] = []
+            var displaced: [any EventSocketSink] = []
             let live = state.byUser[verified.userID, default: []].filter { state.entries[$0]?.ending == false }
             for oldest in live.dropLast(self.configuration.maxSocketsPerUser) {
                 state.entries[oldest]?.ending = true
-                if let entry = state.entries[oldest] { displaced.append(entry.continuation) }
+                if let entry = state.entries[oldest] { displaced.append(entry.sink) }
             }
             return (id, displaced, state.entries.count)
         }
         self.metrics.eventSockets(total)
-        self.send(connected, to: continuation)
+        self.send(connected, to: sink)
         for other in displaced {
-            other.yield(.close(code: SessionEventCloseCode.tooManySockets, reason: "too many event sockets for this user"))
+            other.deliver(.close(code: SessionEventCloseCode.tooManySockets, reason: "too many event sockets for this user"))
         }
-        return (id, stream)
+        return id
     }
 
     /// Forgets a closed socket.
@@ -119,8 +118,8 @@ package final class EventHub: Sendable {
     }
 
     /// A frame the client sent on socket `id`: `reauthenticate` swaps the socket's token for a newer one of the same
-    /// user; anything else is answered with an `error` frame.
-    package func received(_ text: String, on id: UInt64) async {
+    /// user (once verified, in a task of its own); anything else is answered at once with an `error` frame.
+    package func received(_ text: String, on id: UInt64) {
         guard let frame = try? JSONDecoder().decode(SessionEventFrame.self, from: Data(text.utf8)) else {
             return self.reply(id, error: "bad_frame", "Frames are JSON objects with a \"type\".")
         }
@@ -130,6 +129,10 @@ package final class EventHub: Sendable {
         guard let token = frame.token, !token.isEmpty else {
             return self.reply(id, error: "bad_frame", "reauthenticate needs \"token\": a newer access token.")
         }
+        Task { await self.reauthenticate(id, with: token) }
+    }
+
+    private func reauthenticate(_ id: UInt64, with token: String) async {
         let verified: VerifiedToken
         do { verified = try await self.verifier.verify(token) } catch let rejection as TokenRejection {
             return self.reply(id, error: "invalid_token", "That token was refused (\(rejection)); the socket keeps its current one.")
@@ -137,7 +140,7 @@ package final class EventHub: Sendable {
             return self.reply(id, error: "unavailable", "The token could not be checked now; the socket keeps its current one.")
         }
         let now = self.clock.now()
-        let continuation: AsyncStream<Outgoing>.Continuation? = self.state.withLock { state in
+        let sink: (any EventSocketSink)? = self.state.withLock { state in
             guard var entry = state.entries[id], !entry.ending else { return nil }
             guard entry.verified.userID == verified.userID else { return nil }
             for owner in entry.owners { Self.remove(id, from: owner, in: &state) }
@@ -147,14 +150,14 @@ package final class EventHub: Sendable {
             entry.expiringSent = false
             for owner in entry.owners { state.byOwner[owner, default: []].insert(id) }
             state.entries[id] = entry
-            return entry.continuation
+            return entry.sink
         }
-        guard let continuation else {
+        guard let sink else {
             return self.reply(id, error: "wrong_user", "That token belongs to another user; the socket keeps its current one.")
         }
         var answer = SessionEventFrame(type: SessionEventType.reauthenticated, at: now)
         answer.expiresAt = verified.expiresAt
-        self.send(answer, to: continuation)
+        self.send(answer, to: sink)
     }
 
     /// Sends `token.expiring` to sockets whose token expires within a minute and ends those whose token expired
@@ -163,28 +166,40 @@ package final class EventHub: Sendable {
         let now = self.clock.now()
         let warning = self.configuration.expiryWarning
         let (expiring, expired) = self.state.withLock { state in
-            var expiring: [(AsyncStream<Outgoing>.Continuation, Date)] = []
-            var expired: [AsyncStream<Outgoing>.Continuation] = []
+            var expiring: [(any EventSocketSink, Date)] = []
+            var expired: [any EventSocketSink] = []
             for (id, entry) in state.entries where !entry.ending {
                 if entry.verified.expiresAt <= now {
                     state.entries[id]?.ending = true
-                    expired.append(entry.continuation)
+                    expired.append(entry.sink)
                 } else if !entry.expiringSent, entry.verified.expiresAt.timeIntervalSince(now) <= warning {
                     state.entries[id]?.expiringSent = true
-                    expiring.append((entry.continuation, entry.verified.expiresAt))
+                    expiring.append((entry.sink, entry.verified.expiresAt))
                 }
             }
             return (expiring, expired)
         }
-        for (continuation, expiresAt) in expiring {
+        for (sink, expiresAt) in expiring {
             var frame = SessionEventFrame(type: SessionEventType.tokenExpiring, at: now)
             frame.expiresAt = expiresAt
-            self.send(frame, to: continuation)
+            self.send(frame, to: sink)
         }
-        for continuation in expired {
-            self.send(SessionEventFrame(type: SessionEventType.tokenExpired, at: now), to: continuation)
-            continuation.yield(.close(code: SessionEventCloseCode.expired, reason: "access token expired"))
+        for sink in expired {
+            self.send(SessionEventFrame(type: SessionEventType.tokenExpired, at: now), to: sink)
+            sink.deliver(.close(code: SessionEventCloseCode.expired, reason: "access token expired"))
         }
+    }
+
+    /// Closes every socket with 1001 (going away): the server is shutting down, and clients reconnect elsewhere.
+    package func closeAll() {
+        let sinks = self.state.withLock { state in
+            state.entries.keys.compactMap { id -> (any EventSocketSink)? in
+                guard state.entries[id]?.ending == false else { return nil }
+                state.entries[id]?.ending = true
+                return state.entries[id]?.sink
+            }
+        }
+        for sink in sinks { sink.deliver(.close(code: 1001, reason: "server shutting down")) }
     }
 
     /// A change to `userID` that ends nothing: told to the user's sockets.
@@ -200,10 +215,10 @@ package final class EventHub: Sendable {
             frame = SessionEventFrame(type: SessionEventType.identityLinked, at: self.clock.now())
             frame.provider = provider
         }
-        let continuations = self.state.withLock { state in
-            (state.byUser[userID] ?? []).compactMap { state.entries[$0] }.filter { !$0.ending }.map(\.continuation)
+        let sinks = self.state.withLock { state in
+            (state.byUser[userID] ?? []).compactMap { state.entries[$0] }.filter { !$0.ending }.map(\.sink)
         }
-        for continuation in continuations { self.send(frame, to: continuation) }
+        for sink in sinks { self.send(frame, to: sink) }
     }
 
     /// The verification cache dropped `owners`: the sockets registered under them are checked again.
@@ -230,24 +245,24 @@ package final class EventHub: Sendable {
             guard self.state.withLock({ state in state.entries[id].map { !$0.ending } ?? false }) else { continue }
             self.state.withLock { $0.entries[id]?.ending = true }
             let now = self.clock.now()
-            if ending.userDeleted { self.send(SessionEventFrame(type: SessionEventType.userDeleted, at: now), to: entry.continuation) }
+            if ending.userDeleted { self.send(SessionEventFrame(type: SessionEventType.userDeleted, at: now), to: entry.sink) }
             var frame = SessionEventFrame(type: SessionEventType.sessionRevoked, at: now)
             frame.reason = ending.reason.rawValue
-            self.send(frame, to: entry.continuation)
-            entry.continuation.yield(.close(code: SessionEventCloseCode.revoked, reason: "session revoked"))
+            self.send(frame, to: entry.sink)
+            entry.sink.deliver(.close(code: SessionEventCloseCode.revoked, reason: "session revoked"))
         }
     }
 
     package func reply(_ id: UInt64, error code: String, _ message: String) {
-        guard let continuation = self.state.withLock({ $0.entries[id]?.continuation }) else { return }
+        guard let sink = self.state.withLock({ $0.entries[id]?.sink }) else { return }
         var frame = SessionEventFrame(type: SessionEventType.error, at: self.clock.now())
         frame.error = code
         frame.message = message
-        self.send(frame, to: continuation)
+        self.send(frame, to: sink)
     }
 
-    private func send(_ frame: SessionEventFrame, to continuation: AsyncStream<Outgoing>.Continuation) {
-        continuation.yield(.frame(frame))
+    private func send(_ frame: SessionEventFrame, to sink: any EventSocketSink) {
+        sink.deliver(.frame(frame))
         self.metrics.eventSent(type: frame.type)
     }
 
@@ -293,15 +308,17 @@ extension SQLLatchkeyStore: EventLookups {
     }
 }
 
-/// Runs ``EventHub/sweep()`` every second (token expiry against the injected clock).
+/// Runs ``EventHub/sweep()`` every second (token expiry against the injected clock); at graceful shutdown it closes
+/// every socket with 1001.
 @available(LatchkeyServer 1.0, *)
 package struct EventSweeper: Service {
     let hub: EventHub
 
     package func run() async throws {
         while !Task.isShuttingDownGracefully {
-            do { try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(1)) } } catch { return }
+            do { try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(1)) } } catch { break }
             self.hub.sweep()
         }
+        self.hub.closeAll()
     }
 }

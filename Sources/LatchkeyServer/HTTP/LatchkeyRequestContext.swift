@@ -15,6 +15,9 @@ public struct LatchkeyRequestContext: RequestContext {
     public let remoteAddress: SocketAddress?
     /// The largest request body a route decodes (`http.max-body-size`); larger ones get 413.
     public var maxUploadSize: Int = 64 * 1024
+    /// Set when the request is a connection's WebSocket upgrade request, which ``EventSocketServer`` runs through the
+    /// router before it upgrades.
+    package var upgrading = false
 
     public init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
