@@ -26,7 +26,7 @@ import Testing
         let app = LatchkeySession(
             configuration: .init(serverURL: Fixture.serverURL, isAppExtension: false), secureStore: fixture.store,
             defaults: InMemoryKeyValueStore(), transport: fixture.transport, clock: fixture.clock)
-        #expect(await app.bootstrap() == .signedOut)
+        #expect(await app.bootstrap() == .signedOut())
     }
 
     @available(LatchkeyServer 1.0, *)

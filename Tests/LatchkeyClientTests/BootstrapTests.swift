@@ -16,7 +16,7 @@ import Testing
     @available(LatchkeyServer 1.0, *)
     @Test func nothingStoredIsSignedOutWithoutANetworkCall() async {
         let fixture = Fixture()
-        #expect(await fixture.session().bootstrap() == .signedOut)
+        #expect(await fixture.session().bootstrap() == .signedOut())
         #expect(fixture.transport.requests.isEmpty)
     }
 
@@ -68,7 +68,7 @@ import Testing
             request.url.path == "/api/v1/auth/refresh" ? .json(200, Samples.pair(2)) : Samples.me(accepting: [], request)
         }
         try fixture.storeSession()
-        #expect(await fixture.session().bootstrap() == .signedOut)
+        #expect(await fixture.session().bootstrap() == .signedOut(reason: .sessionExpired))
         #expect(fixture.transport.requests.count == 3)
     }
 
@@ -97,7 +97,7 @@ import Testing
         let fixture = Fixture()
         try fixture.storeSession(refresh: nil, kind: .guest, lifetime: 900)
         fixture.clock.advance(by: 601)  // 299 s left
-        #expect(await fixture.session().bootstrap() == .signedOut)
+        #expect(await fixture.session().bootstrap() == .signedOut(reason: .sessionExpired))
         #expect(try fixture.store.load()?.session == nil)
         #expect(fixture.transport.requests.isEmpty)
     }

@@ -28,7 +28,7 @@ import Testing
         fixture.defaults.removeAll()  // what a reinstall does; the secure store survives
         let session = fixture.session()
         #expect(try await session.deviceID() == deviceID)
-        #expect(await session.bootstrap() == .signedOut)
+        #expect(await session.bootstrap() == .signedOut())
         let stored = try fixture.store.load()
         #expect(stored?.session == nil)
         #expect(stored?.deviceSecret == "secret-1")

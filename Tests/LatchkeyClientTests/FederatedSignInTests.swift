@@ -314,7 +314,7 @@ import Testing
         #expect(stored.session == nil)
         #expect(stored.deviceID == deviceID)
         #expect(stored.deviceSecret == "secret-1")
-        #expect(await session.state == .signedOut)
+        #expect(await session.state == .signedOut(reason: .requested))
         await #expect(throws: LatchkeyError.notSignedIn) { try await session.currentUser() }
     }
 

@@ -103,7 +103,7 @@ import Testing
         credentials.session = nil  // a share extension signed out while the app was in the background
         try fixture.store.save(credentials)
         await app.handle(.willEnterForeground)
-        #expect(await app.state == .signedOut)
+        #expect(await app.state == .signedOut(reason: .signedOutElsewhere))
     }
 
     @available(LatchkeyServer 1.0, *)

@@ -145,6 +145,22 @@ struct LiveEventsReconnectTests {
         #expect(try fixture.store.load()?.session?.accessToken == "access-1")  // still signed in
     }
 
+    /// FoundationNetworking reports 4008 as 1003: the `too_many_sockets` frame the server sends first says it all the same.
+    @available(LatchkeyServer 1.0, *)
+    @Test func theTooManySocketsFrameEndsTheStreamWhateverCodeTheCloseArrivesWith() async throws {
+        let fixture = Fixture()
+        try fixture.storeSession()
+        var events = fixture.session().liveEvents().makeAsyncIterator()
+        let socket = try await fixture.webSocket.opened.next()
+        socket.push("connected")
+        #expect(await events.next() == .connected)
+        socket.push("error", ["error": "too_many_sockets", "message": "this, the oldest, is closed (4008)"])
+        socket.close(code: 1003)
+        #expect(await events.next() == .ended(.tooManyConnections))
+        #expect(await events.next() == nil)
+        #expect(fixture.webSocket.requests.count == 1)
+    }
+
     @available(LatchkeyServer 1.0, *)
     @Test func aPlatformWithoutWebSocketsEndsTheStreamAtOnce() async throws {
         let fixture = Fixture(webSocket: FakeWebSocketTransport([.unsupported]))

@@ -67,7 +67,7 @@ struct LiveEventsTests {
         #expect(await events.next() == .connected)
         #expect(await events.next() == .sessionRevoked(.logoutGlobal))
         #expect(await events.next() == nil)
-        #expect(await session.state == .signedOut)
+        #expect(await session.state == .signedOut(reason: .revoked))
         #expect(await sessionEvents.first { $0 == .signedOut(.revoked) } != nil)
         #expect(try fixture.store.load()?.session == nil)
     }

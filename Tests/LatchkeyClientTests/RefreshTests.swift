@@ -132,7 +132,7 @@ import Testing
         gate.open()
         await #expect(throws: LatchkeyError.notSignedIn) { try await request.value }
         #expect(try fixture.store.load()?.session == nil)
-        #expect(await session.state == .signedOut)
+        #expect(await session.state == .signedOut(reason: .requested))
     }
 
     @available(LatchkeyServer 1.0, *)

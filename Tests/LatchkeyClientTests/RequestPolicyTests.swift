@@ -142,7 +142,7 @@ import Testing
     @Test func anExternalProviderWithoutATokenIsSignedOut() async throws {
         let fixture = Fixture()
         let session = fixture.session { $0.tokenProvider = { _ in nil } }
-        #expect(await session.bootstrap() == .signedOut)
+        #expect(await session.bootstrap() == .signedOut())
         #expect(fixture.transport.requests.isEmpty)
     }
 }

@@ -77,7 +77,7 @@ import Testing
         #expect(try sent.decodeBody(LogoutRequest.self).scope == .global)
         #expect(try fixture.store.load()?.session == nil)
         #expect(try fixture.store.load()?.deviceID == deviceID)
-        #expect(await session.state == .signedOut)
+        #expect(await session.state == .signedOut(reason: .requested))
     }
 
     @available(LatchkeyServer 1.0, *)
@@ -87,7 +87,7 @@ import Testing
         let session = fixture.session()
         await #expect(throws: LatchkeyError.offline) { try await session.signOut() }
         #expect(try fixture.store.load()?.session == nil)
-        #expect(await session.state == .signedOut)
+        #expect(await session.state == .signedOut(reason: .requested))
     }
 
     @available(LatchkeyServer 1.0, *)

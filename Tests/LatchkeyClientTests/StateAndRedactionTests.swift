@@ -12,12 +12,12 @@ import Testing
         let session = fixture.session()
         var states = await session.authStates().makeAsyncIterator()
         #expect(await states.next() == .restoring)
-        #expect(await session.bootstrap() == .signedOut)
-        #expect(await states.next() == .signedOut)
+        #expect(await session.bootstrap() == .signedOut())
+        #expect(await states.next() == .signedOut())
         try await session.registerDevice()
         #expect(await states.next()?.isSignedIn == true)
         try await session.signOut()
-        #expect(await states.next() == .signedOut)
+        #expect(await states.next() == .signedOut(reason: .requested))
     }
 
     @available(LatchkeyServer 1.0, *)

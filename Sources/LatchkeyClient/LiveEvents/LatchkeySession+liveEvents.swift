@@ -24,7 +24,7 @@ extension LatchkeySession {
     ///
     /// It ends, with one last event:
     /// - ``LiveEvent/sessionRevoked(_:)`` when the server revoked the session. The SDK has signed out here first
-    ///   (``SignOutReason/revoked``, state ``AuthState/signedOut``): the tokens are gone and no request uses them again.
+    ///   (``SignOutReason/revoked``, state `.signedOut(reason: .revoked)`): the tokens are gone and no request uses them again.
     /// - ``LiveEvent/ended(_:)`` when the session ended here or there is none (``LiveEventsEnd/signedOut``), the user has
     ///   too many live connections (close 4008: this one is not reconnected, so two of them never fight), the server
     ///   refused it, or the platform has no WebSockets (``URLSessionWebSocketTransport`` on Linux needs a libcurl with

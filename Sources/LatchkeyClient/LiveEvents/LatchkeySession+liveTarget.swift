@@ -43,6 +43,6 @@ extension LatchkeySession {
     /// Ends the session of `generation` after the server revoked it, unless another one began meanwhile.
     func endRevokedSession(generation: Int) {
         guard generation == self.generation else { return }
-        self.endSession(.signedOut, reason: .revoked)
+        self.endSession(.signedOut(reason: .revoked), reason: .revoked)
     }
 }

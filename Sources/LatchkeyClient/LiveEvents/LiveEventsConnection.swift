@@ -78,6 +78,7 @@ struct LiveEventsConnection: Sendable {
     private func receiveFrames() async -> LiveConnectionOutcome {
         var connected = false
         var expired = false
+        var displaced = false
         while true {
             let message: WebSocketMessage
             do {
@@ -89,12 +90,17 @@ struct LiveEventsConnection: Sendable {
             guard !Task.isCancelled else { return .cancelled }
             switch message {
             case .closed(let code):
+                if displaced, await self.session.isCurrent(self.target.generation) { return .ended(.tooManyConnections) }
                 return await self.outcome(ofClose: code, expired: expired, connected: connected)
             case .text(let text):
                 guard let frame = SessionEventFrame(text: text) else { continue }  // not a frame: skipped
                 switch frame.type {
                 case SessionEventType.connected: connected = true
                 case SessionEventType.tokenExpired: expired = true
+                case SessionEventType.error where frame.error == "too_many_sockets":
+                    // The frame before close 4008, which some WebSocket stacks report as another code.
+                    displaced = true
+                    continue
                 case SessionEventType.sessionRevoked:
                     await self.session.endRevokedSession(generation: self.target.generation)
                     self.output.yield(frame.liveEvent ?? .sessionRevoked(nil))

@@ -4,8 +4,10 @@ import Foundation
 public enum AuthState: Sendable, Equatable, CustomStringConvertible {
     /// Before ``LatchkeySession/bootstrap()`` has finished.
     case restoring
-    /// No session: show the sign-in (or "continue as guest") screen.
-    case signedOut
+    /// No session: show the sign-in (or "continue as guest") screen. `reason` says why a session this app had ended
+    /// (`nil` when there was none, as at a first launch): ``SignOutReason/revoked`` when the server revoked it and said
+    /// so over ``LatchkeySession/liveEvents()``.
+    case signedOut(reason: SignOutReason? = nil)
     /// A session is in use.
     case signedIn(AuthSession)
     /// The session ended for good (refresh rejected, or a token without refresh expired): say so, then sign in again.
@@ -20,7 +22,7 @@ public enum AuthState: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .restoring: "restoring"
-        case .signedOut: "signed out"
+        case .signedOut(let reason): reason.map { "signed out (\($0.rawValue))" } ?? "signed out"
         case .signedIn(let session): "signed in (\(session))"
         case .sessionExpired: "session expired"
         case .storeUnavailable: "secure storage unavailable"

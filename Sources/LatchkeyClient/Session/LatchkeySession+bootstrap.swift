@@ -18,12 +18,12 @@ extension LatchkeySession {
         }
         if self.configuration.tokenProvider != nil { return await self.bootstrapWithProvider() }
         guard var session = credentials.session else {
-            self.setState(.signedOut)
+            self.setState(.signedOut())
             return self.state
         }
         if self.isExpiring(session) {
             guard session.refreshToken != nil else {
-                self.endSession(.signedOut, reason: .sessionExpired)
+                self.endSession(.signedOut(reason: .sessionExpired), reason: .sessionExpired)
                 return self.state
             }
             do { session = try await self.refreshSession(replacing: session.accessToken) } catch {
@@ -43,12 +43,12 @@ extension LatchkeySession {
     private func settle(after error: any Error) -> AuthState {
         switch error {
         case LatchkeyError.sessionExpired: self.endSession(.sessionExpired, reason: .sessionExpired)
-        case LatchkeyError.notSignedIn, LatchkeyError.unauthorized: self.endSession(.signedOut, reason: .sessionExpired)
+        case LatchkeyError.notSignedIn, LatchkeyError.unauthorized: self.endSession(.signedOut(reason: .sessionExpired), reason: .sessionExpired)
         default:
             if let current = self.credentials?.session {
                 self.setState(.signedIn(AuthSession(current)))
             } else {
-                self.endSession(.signedOut, reason: .sessionExpired)
+                self.endSession(.signedOut(reason: .sessionExpired), reason: .sessionExpired)
             }
         }
         return self.state

@@ -67,6 +67,6 @@ extension LatchkeySession {
         self.defaults.set(fresh.deviceID.uuidString, forKey: self.configuration.deviceIDDefaultsKey)
         self.emit(.deviceIdentityReplaced(reason))
         if hadSession { self.emit(.signedOut(signOutReason)) }
-        self.setState(.signedOut)
+        self.setState(.signedOut(reason: hadSession ? signOutReason : nil))
     }
 }

@@ -93,7 +93,7 @@ extension LatchkeySession {
     ///
     /// The server removes the user, its sessions and devices, and revokes its Apple tokens; it needs a recent sign-in,
     /// which the request's proof of the device key gives when the session was started with it (otherwise
-    /// ``LatchkeyError/reauthenticationRequired``). Here the session is cleared (state ``AuthState/signedOut``). When the
+    /// ``LatchkeyError/reauthenticationRequired``). Here the session is cleared (state ``AuthState/signedOut(reason:)``). When the
     /// deleted user was this device's own, its ID is retired on the server, so this install starts a new device
     /// identity (``LatchkeyEvent/deviceIdentityReplaced(_:)``): a later ``registerDevice()`` creates a new, empty user.
     /// When the call fails nothing changes here.
@@ -105,7 +105,7 @@ extension LatchkeySession {
         if let credentials = self.credentials, deleted.userID.caseInsensitiveCompare(credentials.deviceID.uuidString) == .orderedSame {
             try? self.replaceDeviceIdentity(.accountDeleted, signOutReason: .requested)
         }
-        self.endSession(.signedOut, reason: .requested)
+        self.endSession(.signedOut(reason: .requested), reason: .requested)
         return deleted
     }
 

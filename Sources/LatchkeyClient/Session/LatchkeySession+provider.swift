@@ -17,7 +17,7 @@ extension LatchkeySession {
             self.setState(.signedIn(AuthSession(userID: profile.userID, kind: .external, expiresAt: nil)))
         } catch LatchkeyError.notSignedIn, LatchkeyError.unauthorized, LatchkeyError.sessionExpired {
             self.defaults.set(nil, forKey: self.providerUserKey)
-            self.setState(.signedOut)
+            self.setState(.signedOut())
         } catch {
             // Offline, a failing server or provider: keep what was known.
             guard !self.state.isSignedIn, let token,

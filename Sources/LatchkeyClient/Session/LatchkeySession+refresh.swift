@@ -86,7 +86,7 @@ extension LatchkeySession {
             self.startNewGeneration()
             self.credentials?.session = nil
             self.emit(.signedOut(.signedOutElsewhere))
-            self.setState(.signedOut)
+            self.setState(.signedOut(reason: .signedOutElsewhere))
             throw LatchkeyError.notSignedIn
         }
     }

@@ -51,7 +51,7 @@ extension LatchkeySession {
 
     /// Starts a guest session (`POST /api/v1/auth/guest` with `X-Device-ID`): a short-lived token without refresh.
     ///
-    /// When the token is about to expire the session ends (``AuthState/sessionExpired``, or ``AuthState/signedOut``
+    /// When the token is about to expire the session ends (``AuthState/sessionExpired``, or ``AuthState/signedOut(reason:)``
     /// at launch) and the app asks for a new guest token.
     @discardableResult
     public func continueAsGuest() async throws -> GuestLimitations {
@@ -110,7 +110,7 @@ extension LatchkeySession {
     /// session back.
     public func signOut(scope: LogoutScope = .local) async throws {
         let session = (try? self.loadCredentials())?.session
-        self.endSession(.signedOut, reason: .requested)
+        self.endSession(.signedOut(reason: .requested), reason: .requested)
         guard self.configuration.tokenProvider == nil, let session, session.kind == .session else { return }
         var token = session.accessToken
         if self.isExpiring(session), let refreshToken = session.refreshToken,

@@ -63,7 +63,7 @@ extension LatchkeySession {
             self.startNewGeneration()
             self.credentials?.session = nil
             if current.session != nil { self.emit(.signedOut(.signedOutElsewhere)) }
-            self.setState(.signedOut)
+            self.setState(.signedOut(reason: current.session != nil ? .signedOutElsewhere : nil))
             return
         }
         self.adopt(stored)

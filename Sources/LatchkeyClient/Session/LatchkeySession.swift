@@ -8,7 +8,7 @@ import LatchkeyAPI
 /// ```swift
 /// let session = LatchkeySession(configuration: .init(serverURL: URL(string: "https://auth.example.com")!),
 ///                               secureStore: KeychainStore(service: "com.example.app"))
-/// if await session.bootstrap() == .signedOut { try await session.registerDevice() }
+/// if case .signedOut = await session.bootstrap() { try await session.registerDevice() }
 /// let me = try await session.currentUser()
 /// ```
 ///

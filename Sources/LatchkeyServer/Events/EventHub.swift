@@ -98,6 +98,11 @@ package final class EventHub: Sendable {
         self.metrics.eventSockets(total)
         self.send(connected, to: sink)
         for other in displaced {
+            // The frame first: clients whose WebSocket stack does not pass 4008 on (FoundationNetworking) still know why.
+            var frame = SessionEventFrame(type: SessionEventType.error, at: now)
+            frame.error = "too_many_sockets"
+            frame.message = "This user opened more than \(self.configuration.maxSocketsPerUser) event sockets; this, the oldest, is closed (4008)."
+            self.send(frame, to: other)
             other.deliver(.close(code: SessionEventCloseCode.tooManySockets, reason: "too many event sockets for this user"))
         }
         return id

@@ -74,7 +74,8 @@ struct EventRoutes {
             `{"type": "reauthenticate", "token": "<newer access token of the same user>"}` after each refresh.
 
             The server pings every `events.ping-interval` seconds (30) and drops a client that stops answering. A user holds at most \
-            `events.max-sockets-per-user` sockets (10): one more closes the oldest with 4008. A client IP holds at most \
+            `events.max-sockets-per-user` sockets (10): one more sends the oldest an `error` frame `too_many_sockets`, then closes \
+            it with 4008. A client IP holds at most \
             `events.max-sockets-per-client` (100; more get 429).
             """,
         parameters: [

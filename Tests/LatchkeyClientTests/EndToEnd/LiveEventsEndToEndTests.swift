@@ -35,7 +35,7 @@ struct LiveEventsEndToEndTests {
             #expect(try await server.logout(bearer: token) == 200)
             #expect(await events.next() == .sessionRevoked(.logout))
             #expect(await events.next() == nil)
-            #expect(await session.state == .signedOut)
+            #expect(await session.state == .signedOut(reason: .revoked))
             #expect(try install.store.load()?.session == nil)
             await #expect(throws: LatchkeyError.notSignedIn) { try await session.currentUser() }
         }

@@ -16,7 +16,7 @@ import Testing
             restored.defaults.set(phone.defaults.string(forKey: "latchkey.device-id"), forKey: "latchkey.device-id")
             let session = restored.launch()
             let events = await EventRecorder(session)
-            #expect(await session.bootstrap() == .signedOut)
+            #expect(await session.bootstrap() == .signedOut())
             let registered = try await session.registerDevice()
             #expect(registered.userID != original.userID)
             #expect(try await session.deviceID().uuidString.lowercased() == registered.userID)

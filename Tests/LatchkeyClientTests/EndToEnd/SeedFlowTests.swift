@@ -50,7 +50,7 @@ import Testing
         try await LiveServer.run { server in
             let app = AppInstall(server: server)
             let first = app.launch()
-            #expect(await first.bootstrap() == .signedOut)
+            #expect(await first.bootstrap() == .signedOut())
             let registered = try await first.registerDevice()
             #expect(registered.userID == (try await first.deviceID().uuidString.lowercased()))
             // The device proves itself with its key: no secret was handed out.
@@ -69,7 +69,7 @@ import Testing
             #expect(tokenAfter != tokenBefore)
 
             try await relaunched.signOut()
-            #expect(await app.launch().bootstrap() == .signedOut)
+            #expect(await app.launch().bootstrap() == .signedOut())
             let check = try await URLSessionTransport().send(
                 TransportRequest(
                     method: "GET", url: server.url.appendingPathComponent("api/v1/validate-token"), headers: ["Authorization": "Bearer \(tokenAfter)"]
@@ -153,7 +153,7 @@ import Testing
             app.advance(by: 500)  // 400 s left: outside the 300 s skew buffer
             #expect(await app.launch().bootstrap().isSignedIn)
             app.advance(by: 101)  // 299 s left: inside the buffer, and a guest token cannot be refreshed
-            #expect(await app.launch().bootstrap() == .signedOut)
+            #expect(await app.launch().bootstrap() == .signedOut(reason: .sessionExpired))
             #expect(try app.store.load()?.session == nil)
             #expect(app.transport.count("/api/v1/auth/refresh") == 0)
         }
