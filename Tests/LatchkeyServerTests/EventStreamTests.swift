@@ -67,7 +67,9 @@ import WSClient
             #expect(revoked.type == "session.revoked")
             #expect(revoked.reason == "logout")
             #expect(try await socket.closeCode() == 4001)
-            #expect(server.services.events.count() == 0)
+            try await MultiProcessTests.eventually(within: .seconds(5), "the hub forgetting the closed socket") {
+                server.services.events.count() == 0
+            }
         }
     }
 
@@ -227,7 +229,9 @@ import WSClient
             #expect(displaced.type == "error")
             #expect(displaced.error == "too_many_sockets")
             #expect(try await oldest.closeCode() == 4008)
-            #expect(server.services.events.count() == 2)
+            try await MultiProcessTests.eventually(within: .seconds(5), "the hub forgetting the displaced socket") {
+                server.services.events.count() == 2
+            }
             let other = try await client.registerDevice()
             let third = try await EventSocketClient.open(port: client.port!, token: other.accessToken)
             #expect(try await third.next().type == "connected")

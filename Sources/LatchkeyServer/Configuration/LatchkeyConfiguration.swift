@@ -12,7 +12,7 @@ import Logging
 ///   `search_path=<schema>`) for PostgreSQL, which several server processes can share
 /// - `database.timeout` (seconds, default 5): PostgreSQL only — the bound on every database operation, waiting
 ///   for a connection included; past it the request answers 503. `database.max-connections` (default 20): the
-///   pool size of each process
+///   connections each process uses for requests; it holds two more that LISTEN (revocations, user changes)
 /// - `public-url` (`LATCHKEY_PUBLIC_URL`, default `http://<host>:<port>`): the token issuer and base of the JWKS URL
 /// - `audience` (`LATCHKEY_AUDIENCE`, default `latchkey`): the `aud` claim of every token but guest tokens;
 ///   `guest-audience` (`LATCHKEY_GUEST_AUDIENCE`, default `<audience>:guest`): theirs

@@ -299,6 +299,8 @@ final class EventSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .pong:
             self.awaitingPong = false
         case .connectionClose:
+            // The socket is over for the hub before the connection closes: whoever sees the close sees the hub without it.
+            self.unregister()
             if self.closeSent {
                 context.close(promise: nil)
             } else {
@@ -362,10 +364,13 @@ final class EventSocketHandler: ChannelInboundHandler, RemovableChannelHandler {
         self.pinger?.cancel()
         self.pinger = nil
         self.context = nil
-        if let id = self.id {
-            self.id = nil
-            self.hub.unregister(id)
-        }
+        self.unregister()
+    }
+
+    private func unregister() {
+        guard let id = self.id else { return }
+        self.id = nil
+        self.hub.unregister(id)
     }
 
     /// A frame's bytes or the socket's end, on the way to the event loop.

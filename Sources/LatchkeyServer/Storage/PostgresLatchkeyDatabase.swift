@@ -69,14 +69,20 @@ package final class PostgresLatchkeyDatabase: LatchkeyDatabase {
     private let logger: Logger
     package var dialect: DatabaseDialect { .postgresql }
 
+    /// How many pooled connections ``listen(channel:_:)`` holds for as long as the server runs: one for the
+    /// revocation feed, one for the user-change feed. The pool has that many more than `maximumConnections`, so that
+    /// listening never takes a connection a request needs (with `database.max-connections` 2, two listeners would
+    /// otherwise leave none, and every request would wait out the timeout and answer 503).
+    package static let listeningConnections = 2
+
     /// A connection pool for `location`; nothing connects until it runs and the first operation asks.
     ///
     /// - Parameters:
     ///   - timeout: the bound on every operation, waiting for a connection included.
-    ///   - maximumConnections: the pool's size.
+    ///   - maximumConnections: the connections for operations; the pool holds ``listeningConnections`` more.
     package init(location: Location, timeout: TimeInterval = 5, maximumConnections: Int = 20, logger: Logger) {
         var configuration = location.configuration
-        configuration.options.maximumConnections = max(1, maximumConnections)
+        configuration.options.maximumConnections = max(1, maximumConnections) + Self.listeningConnections
         configuration.options.connectTimeout = .milliseconds(Int64(max(0.1, timeout) * 1000))
         self.timeout = .milliseconds(Int64(max(0.1, timeout) * 1000))
         self.logger = logger

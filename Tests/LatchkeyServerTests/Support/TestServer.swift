@@ -73,7 +73,7 @@ struct TestServer: Sendable {
 
     static var quietLogger: Logger {
         var logger = Logger(label: "latchkey-test")
-        logger.logLevel = .critical
+        logger.logLevel = ProcessInfo.processInfo.environment["LATCHKEY_TEST_LOG"] == "1" ? .debug : .critical
         return logger
     }
 
