@@ -257,6 +257,34 @@ import WSClient
         }
     }
 
+    /// The server pings every `events.ping-interval`; a client that has not answered the last ping by the next is
+    /// dropped, and one that answers stays. Runs on the real clock (the pings are NIO timers), at the shortest interval.
+    @available(LatchkeyServer 1.0, *)
+    @Test(.timeLimit(.minutes(1))) func aClientThatStopsAnsweringPingsIsDropped() async throws {
+        let server = try await TestServer.make { $0.events.pingInterval = 1 }
+        try await server.test(.live) { client in
+            let pair = try await client.registerDevice()
+            let answering = try await EventSocketClient.open(port: client.port!, token: pair.accessToken)
+            #expect(try await answering.next().type == "connected")
+            // A raw client that upgrades, then never answers a frame.
+            let silent = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: client.port!).get()
+            var request = "GET \(Self.path)?token=\(pair.accessToken) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            for field in Self.upgradeHeaders { request += "\(field.name.rawName): \(field.value)\r\n" }
+            try await silent.writeAndFlush(ByteBuffer(string: request + "\r\n"))
+            let watchdog = silent.eventLoop.scheduleTask(in: .seconds(20)) {
+                silent.close(promise: nil)
+                return true
+            }
+            try await silent.closeFuture.get()
+            watchdog.cancel()
+            let fired = (try? await watchdog.futureResult.get()) ?? false
+            #expect(!fired, "the server kept a socket that answered no ping for 20 s")
+            // The answering client had the same pings and is still served.
+            answering.send(#"{"type":"nonsense"}"#)
+            #expect(try await answering.next().error == "unknown_type")
+        }
+    }
+
     @available(LatchkeyServer 1.0, *)
     @Test func theRequestLogNeverHoldsTheQueryAndMetricsCountSocketsAndEvents() async throws {
         let logs = LogCapture()
