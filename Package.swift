@@ -56,6 +56,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         // The WebSocket client of the event stream tests.
         .package(url: "https://github.com/hummingbird-project/swift-websocket.git", from: "1.6.2"),
+        // TLS for the SMTP client (STARTTLS, implicit TLS); async-http-client already depends on it.
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         .target(
@@ -87,10 +89,32 @@ let package = Package(
             dependencies: [.product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Server"]))],
             swiftSettings: serverSwiftSettings
         ),
+        // Password hashing: Argon2id (RFC 9106) and BLAKE2b (RFC 7693) in Swift, scrypt from swift-crypto's
+        // _CryptoExtras for hashes made elsewhere, and the PHC string format.
+        .target(
+            name: "LatchkeyPasswords",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Server"])),
+                .product(name: "_CryptoExtras", package: "swift-crypto", condition: .when(traits: ["Server"])),
+            ],
+            swiftSettings: serverSwiftSettings
+        ),
+        // A small SMTP client on SwiftNIO (STARTTLS, implicit TLS, AUTH PLAIN/LOGIN) and a MIME message builder.
+        .target(
+            name: "LatchkeySMTP",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Server"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Server"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Server"])),
+            ],
+            swiftSettings: serverSwiftSettings
+        ),
         .target(
             name: "LatchkeyServer",
             dependencies: [
                 "LatchkeySigV4",
+                "LatchkeyPasswords",
+                "LatchkeySMTP",
                 "LatchkeyAPI",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Server"])),
                 .product(name: "JWTKit", package: "jwt-kit", condition: .when(traits: ["Server"])),
@@ -141,6 +165,23 @@ let package = Package(
             name: "LatchkeySigV4Tests",
             dependencies: ["LatchkeySigV4", "LatchkeyTestSupport", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: serverSwiftSettings
+        ),
+        .testTarget(
+            name: "LatchkeyPasswordsTests",
+            dependencies: ["LatchkeyPasswords"],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny"), serverAvailability]
+        ),
+        .testTarget(
+            name: "LatchkeySMTPTests",
+            dependencies: [
+                "LatchkeySMTP",
+                "LatchkeyTestSupport",
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Server"])),
+                .product(name: "NIOEmbedded", package: "swift-nio", condition: .when(traits: ["Server"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Server"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Server"])),
+            ],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny"), serverAvailability]
         ),
         .testTarget(
             name: "LatchkeyServerTests",

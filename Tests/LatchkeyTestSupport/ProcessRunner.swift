@@ -179,6 +179,12 @@ public enum ProcessRunner {
         return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
     }
 
+    /// Whether `pid` has exited, without waiting (reaping it if so).
+    public static func hasExited(_ pid: pid_t) -> Bool {
+        var status: Int32 = 0
+        return waitpid(pid, &status, WNOHANG) == pid
+    }
+
     /// Whether a child has exited (but may not be reaped yet); guards the timeout's `kill` against a reused pid.
     private final class ExitFlag: @unchecked Sendable {
         private let lock = NSLock()
