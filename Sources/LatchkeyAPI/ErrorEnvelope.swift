@@ -74,11 +74,16 @@ public struct ErrorEnvelope: Codable, Sendable, Equatable {
         public var code: ErrorCode
         /// A short sentence a person can read. Never contains a token or secret.
         public var message: String
-        public init(code: ErrorCode, message: String) {
+        /// For some codes, which rule was broken (`weak_password`: a ``WeakPasswordReason``); absent otherwise.
+        public var reason: String?
+        public init(code: ErrorCode, message: String, reason: String? = nil) {
             self.code = code
             self.message = message
+            self.reason = reason
         }
     }
     public var error: Detail
-    public init(code: ErrorCode, message: String) { self.error = Detail(code: code, message: message) }
+    public init(code: ErrorCode, message: String, reason: String? = nil) {
+        self.error = Detail(code: code, message: message, reason: reason)
+    }
 }

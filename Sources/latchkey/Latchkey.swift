@@ -24,7 +24,7 @@ struct Latchkey: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "latchkey",
         abstract: "Device-first authentication server and its support commands.",
-        subcommands: [Serve.self, AccessCodeCommand.self, KeysCommand.self, UsersCommand.self, DevicesCommand.self, Migrate.self])
+        subcommands: [Serve.self, AccessCodeCommand.self, KeysCommand.self, UsersCommand.self, DevicesCommand.self, OutboxCommand.self, Migrate.self])
 }
 
 /// Options every command shares: where the database is and how to read configuration.

@@ -7,7 +7,9 @@ import LatchkeyServer
 struct UsersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "users", abstract: "List, show and delete users; end their sessions, unlink identities, free deleted IDs.",
-        subcommands: [List.self, Show.self, Delete.self, Budget.self, RevokeSessions.self, Unlink.self, FreeID.self])
+        subcommands: [
+            List.self, Show.self, Delete.self, Budget.self, RevokeSessions.self, Unlink.self, FreeID.self, VerifyEmail.self, SetPassword.self,
+        ])
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List users, oldest first.")
@@ -39,14 +41,19 @@ struct UsersCommand: AsyncParsableCommand {
 
         func run() async throws {
             let id = try canonical(self.id)
-            let (user, devices, budget) = try await withServices(self.options) { services in
+            let (user, devices, budget, account) = try await withServices(self.options) { services in
                 (
                     try await services.users.user(id: id), try await services.users.devices(ofUser: id),
-                    try await services.budgets.budget(ofUser: id)
+                    try await services.budgets.budget(ofUser: id), try await services.accounts.account(userID: id)
                 )
             }
             guard let user else { throw ValidationError("No user with ID \(id).") }
             print("id: \(user.id)\nkind: \(user.kind.rawValue)\ncreated: \(user.createdAt.iso8601)")
+            if let account {
+                print("email: \(account.email) (\(account.verifiedAt.map { "verified \($0.iso8601)" } ?? "not verified"))")
+            } else {
+                print("email: none")
+            }
             print("budget: \(budget.used) used of \(budget.limit) per \(budget.period), \(budget.remaining) remaining")
             print("devices: \(devices.count)")
             for device in devices { print("  \(device.id) registered \(device.createdAt.iso8601)") }
@@ -166,4 +173,59 @@ extension UsersCommand {
 func canonical(_ id: String) throws -> String {
     guard let uuid = UUID(uuidString: id) else { throw ValidationError("'\(id)' is not a UUID.") }
     return uuid.uuidString.lowercased()
+}
+
+@available(LatchkeyServer 1.0, *)
+extension UsersCommand {
+    struct VerifyEmail: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "verify-email", abstract: "Mark a user's email address verified (support: the mail never arrived).")
+
+        @OptionGroup var options: DatabaseOptions
+
+        @Argument(help: "The user's UUID.")
+        var id: String
+
+        func run() async throws {
+            let id = try canonical(self.id)
+            try await withServices(self.options) { services in try await services.accounts.markVerified(userID: id) }
+            print("verified the email address of user \(id)")
+        }
+    }
+
+    struct SetPassword: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set-password", abstract: "Set a user's password (prompted, never an argument); ends every session of the user.",
+            discussion: "On a terminal the password is asked twice without echo; otherwise it is the first line of standard input.")
+
+        @OptionGroup var options: DatabaseOptions
+
+        @Argument(help: "The user's UUID.")
+        var id: String
+
+        func run() async throws {
+            let id = try canonical(self.id)
+            let password = try PasswordPrompt.read("New password: ", confirming: true)
+            let revoked = try await withServices(self.options) { services in try await services.accounts.setPassword(userID: id, password: password) }
+            print("set the password of user \(id); revoked \(revoked) session(s)")
+        }
+    }
+}
+
+/// Reads a password: from the terminal without echo (asked twice when `confirming`), or the first line of standard input.
+@available(LatchkeyServer 1.0, *)
+enum PasswordPrompt {
+    static func read(_ prompt: String, confirming: Bool) throws -> String {
+        guard isatty(STDIN_FILENO) == 1 else {
+            guard let line = readLine(strippingNewline: true), !line.isEmpty else { throw ValidationError("No password on standard input.") }
+            return line
+        }
+        guard let first = getpass(prompt).map({ String(cString: $0) }), !first.isEmpty else { throw ValidationError("No password given.") }
+        if confirming {
+            guard let second = getpass("Again: ").map({ String(cString: $0) }), second == first else {
+                throw ValidationError("The passwords differ.")
+            }
+        }
+        return first
+    }
 }

@@ -88,7 +88,11 @@ package struct APIDocumentBuilder {
             let headers = ["X-Request-ID"] + outcome.headers + operation.commonHeaders.filter { !outcome.headers.contains($0) }
             response["headers"] = Dictionary(uniqueKeysWithValues: headers.map { ($0, ["$ref": "#/components/headers/\($0)"]) })
             let schema = try outcome.body.map { try recorder.schema(of: $0) } ?? (outcome.status >= 400 ? .reference("ErrorEnvelope") : nil)
-            if let schema { response["content"] = ["application/json": ["schema": schema.json]] }
+            if outcome.isHTMLPage {
+                response["content"] = ["text/html": ["schema": ["type": "string"]]]
+            } else if let schema {
+                response["content"] = ["application/json": ["schema": schema.json]]
+            }
             responses[String(outcome.status)] = response
         }
         // Whatever else goes wrong (a database fault, say) is a 500 with the envelope, never a stack trace.

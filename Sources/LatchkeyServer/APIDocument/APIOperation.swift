@@ -47,6 +47,8 @@ package struct APIOperation: @unchecked Sendable {
         let body: (any Decodable.Type)?
         /// Component header names the answer carries, besides `X-Request-ID`.
         var headers: [String] = []
+        /// The answer is an HTML page for a person (a mail link's page), never the error envelope.
+        var isHTMLPage = false
 
         package init(_ status: Int, _ description: String, body: (any Decodable.Type)? = nil, headers: [String] = []) {
             self.status = status
@@ -124,6 +126,12 @@ extension APIOperation.Outcome {
     static func forbidden(_ description: String) -> Self { Self(403, description) }
     static func notFound(_ description: String) -> Self { Self(404, description) }
     static func conflict(_ description: String) -> Self { Self(409, description) }
+    /// An HTML page (`text/html`), whatever the status.
+    static func page(_ status: Int, _ description: String) -> Self {
+        var outcome = Self(status, description)
+        outcome.isHTMLPage = true
+        return outcome
+    }
     static let tooLarge = Self(413, "The request body is larger than `http.max-body-size`.")
     static let unavailable = Self(503, "The database is not answering; try again shortly.")
     static func badGateway(_ description: String) -> Self { Self(502, description) }

@@ -36,6 +36,10 @@ package func buildAPI(services: LatchkeyServices) -> (router: Router<LatchkeyReq
         federation: services.federation, sessions: services.sessions, verifier: verifier, dpop: dpop, limiter: limiter, limits: limits
     ).add(to: api)
     StorageRoutes(storage: services.storage, verifier: verifier, devices: services.store, limiter: limiter, limits: limits).add(to: api)
+    EmailAccountRoutes(
+        accounts: configuration.email.isEnabled ? services.accounts : nil, verifier: verifier, dpop: dpop, limiter: limiter,
+        limits: configuration.accountLimits, trustedProxies: limits.trustedProxies
+    ).add(to: api)
     UsageRoutes(budgets: services.budgets).add(to: api)
     EventRoutes(hub: services.events, verifier: verifier, limiter: limiter, limits: limits, configuration: configuration.events).add(to: api)
     AuthorizeRoutes(

@@ -1,5 +1,7 @@
 import AsyncHTTPClient
 import Foundation
+import LatchkeyPasswords
+import LatchkeySMTP
 import Logging
 
 @available(LatchkeyServer 1.0, *)
@@ -49,6 +51,26 @@ extension LatchkeyServices {
             guard let events else { return }
             Task { await events.changed(change, userID: userID) }
         }
+        let email = configuration.email
+        let sender: OutboxSender? =
+            if let smtp = try email.smtpConfiguration(), let from = email.from {
+                OutboxSender(
+                    store: store, client: try SMTPClient(configuration: smtp),
+                    from: try MailAddress(try EmailAddress(parsing: from).address, displayName: email.appName), masterKey: masterKey,
+                    configuration: email, clock: clock, logger: logger)
+            } else { nil }
+        if email.isEnabled && email.isBelowOWASP {
+            logger.warning(
+                "password hashing is below OWASP's Argon2id parameters (m=19456 KiB, t=2): for tests only",
+                metadata: ["argon2_memory": "\(email.argon2Memory)", "argon2_iterations": "\(email.argon2Iterations)"])
+        }
+        let accounts = EmailAccountService(
+            store: store,
+            pool: PasswordHashingPool(
+                hasher: try PasswordHasher(algorithm: email.hashAlgorithm), threads: email.hashingThreads, queueLimit: email.queueLimit),
+            sessions: sessions, cache: cache, limiter: RateLimiter(store: store, clock: clock), limits: configuration.accountLimits,
+            masterKey: masterKey, templates: try MailTemplates(directory: email.templatesDirectory), configuration: email,
+            linkBase: email.linkBaseURL ?? issuer, clock: clock, logger: logger, sender: sender)
         return LatchkeyServices(
             configuration: configuration, database: database, clock: clock, store: store, keyRing: keyRing, verifier: verifier,
             sessions: sessions, devices: DeviceService(store: store, sessions: sessions, clock: clock),
@@ -63,6 +85,6 @@ extension LatchkeyServices {
             issuer: issuer, dpop: DPoPVerifier(nonces: DPoPNonces(key: masterKey.derivedKey(purpose: "dpop nonce")), issuer: issuer, clock: clock),
             pruner: StorePruner(
                 store: store, clock: clock, interval: configuration.pruneInterval, longestWindow: configuration.longestLimitWindow, logger: logger),
-            events: events, logger: logger)
+            events: events, accounts: accounts, outboxSender: sender, logger: logger)
     }
 }

@@ -42,6 +42,10 @@ public struct LatchkeyServices: Sendable {
     package let pruner: StorePruner
     /// The open event sockets (`GET /api/v1/events`) and what they are told.
     package let events: EventHub
+    /// Email and password accounts (also for the CLI's support commands when no SMTP relay is configured).
+    package let accounts: EmailAccountService
+    /// Delivers the outbox; nil without `smtp.host`.
+    package let outboxSender: OutboxSender?
     let logger: Logger
 
     /// The services of a server whose issuer is `configuration.issuer`, over a database it opens (nothing is read from it yet).
@@ -73,7 +77,7 @@ public struct LatchkeyServices: Sendable {
             self.revocations, self.pruner, EventSweeper(hub: self.events),
             UserChangeFeed(
                 database: self.database, signals: self.store.signals, retryInterval: self.configuration.revocationPollInterval, logger: self.logger),
-        ]
+        ] + (self.outboxSender.map { [$0] } ?? [])
     }
 
     /// Runs `body` with services prepared over the configured database, whose own service runs for the length of the call;

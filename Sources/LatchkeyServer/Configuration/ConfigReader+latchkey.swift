@@ -16,7 +16,7 @@ extension LatchkeyConfiguration {
             EnvironmentVariablesProvider(
                 secretsSpecifier: .specific([
                     "LATCHKEY_MASTER_KEY", "LATCHKEY_APPLE_PRIVATE_KEY", "LATCHKEY_USAGE_SERVICE_KEY", "LATCHKEY_METRICS_TOKEN", "LATCHKEY_DATABASE",
-                    "LATCHKEY_STORAGE_SECRET_ACCESS_KEY",
+                    "LATCHKEY_STORAGE_SECRET_ACCESS_KEY", "LATCHKEY_SMTP_PASSWORD",
                 ])
             ).prefixKeys(with: ["latchkey"]),
         ]

@@ -103,6 +103,11 @@ public struct LatchkeyConfiguration: Sendable {
     public var storage = StorageConfiguration()
     /// The event sockets (`GET /api/v1/events`).
     public var events = EventsConfiguration()
+    /// Email and password accounts: the SMTP relay, the mails and password hashing (`smtp.*`, `email.*`, `passwords.*`).
+    public var email = EmailConfiguration()
+    /// The limits of email and password accounts (`limits.login-failures`, `limits.password-login`, `limits.email`,
+    /// `limits.mail-per-minute`, `limits.mail-per-hour`).
+    public var accountLimits = AccountLimits()
     /// What was wrong with `providers.*`; ``LatchkeyServices`` refuses to start with any.
     public var invalidProviders: [String] = []
 
@@ -154,6 +159,8 @@ public struct LatchkeyConfiguration: Sendable {
         self.apple = AppleConfiguration(reader: reader.scoped(to: "apple"))
         self.storage = StorageConfiguration(reader: reader.scoped(to: "storage"))
         self.events = EventsConfiguration(reader: reader.scoped(to: "events"))
+        self.email = EmailConfiguration(reader: reader)
+        self.accountLimits = AccountLimits(reader: reader.scoped(to: "limits"))
         (self.identityProviders, self.invalidProviders) = IdentityProviderConfiguration.providers(reader: reader.scoped(to: "providers"))
         self.logLevel = reader.string(forKey: "log-level").flatMap(Logger.Level.init(rawValue:)) ?? defaults.logLevel
     }
@@ -166,7 +173,7 @@ public struct LatchkeyConfiguration: Sendable {
                 limits.registerDevice, limits.registerUser, limits.guest, limits.accessCodeExchange, limits.refresh, limits.refreshFailures,
                 limits.signIn, limits.assets, limits.events,
             ]
-            .map(\.window) + self.meters.values.map(\.window)
+            .map(\.window) + self.meters.values.map(\.window) + self.accountLimits.all.map(\.window)
         return windows.max() ?? 86_400
     }
 

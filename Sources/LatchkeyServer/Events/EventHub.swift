@@ -304,7 +304,7 @@ extension SQLLatchkeyStore: EventLookups {
             let reason: SessionRevocationReason =
                 switch try stored?.decode(column: "revoked_reason", as: String?.self) {
                 case "logout": .logout
-                case "logout_global", "logout_others": .logoutGlobal
+                case "logout_global", "logout_others", "password_changed", "password_reset": .logoutGlobal
                 case "refresh_token_reuse": .reuseDetected
                 default: .admin
                 }

@@ -17,6 +17,8 @@ public struct APIError: HTTPResponseError, CustomStringConvertible {
     var credentialPresented = true
     /// Headers the response carries besides the content type (rate-limit headers).
     var extraHeaders: HTTPFields = [:]
+    /// Which rule was broken, for codes that say (`weak_password`): the envelope's `reason`.
+    var reason: String?
 
     public init(_ status: HTTPResponse.Status, _ code: ErrorCode, _ message: String) {
         self.status = status
@@ -29,7 +31,8 @@ public struct APIError: HTTPResponseError, CustomStringConvertible {
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let data = try self.body.map { try encoder.encode($0) } ?? encoder.encode(ErrorEnvelope(code: self.code, message: self.message))
+        let envelope = ErrorEnvelope(code: self.code, message: self.message, reason: self.reason)
+        let data = try self.body.map { try encoder.encode($0) } ?? encoder.encode(envelope)
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if self.status == .unauthorized {
             headers[.wwwAuthenticate] =

@@ -120,6 +120,35 @@ enum Migrations {
                 "CREATE INDEX refresh_tokens_expires_at ON refresh_tokens(expires_at)",
             ]
         ),
+        (
+            6,
+            [
+                // Email and password accounts: one address per user, unique ignoring case (email_key is it lowercased).
+                """
+                CREATE TABLE email_accounts (
+                    user_id TEXT PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE, email TEXT NOT NULL,
+                    email_key TEXT NOT NULL UNIQUE, password_hash TEXT NOT NULL, verified_at DOUBLE PRECISION,
+                    created_at DOUBLE PRECISION NOT NULL, password_changed_at DOUBLE PRECISION NOT NULL) {clustered}
+                """,
+                // The one live code of each purpose (verify, reset) per user: the 6-digit code's HMAC and the link token's hash.
+                """
+                CREATE TABLE email_codes (
+                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE, purpose TEXT NOT NULL,
+                    code_hash TEXT NOT NULL, link_hash TEXT NOT NULL UNIQUE, attempts INTEGER NOT NULL,
+                    created_at DOUBLE PRECISION NOT NULL, expires_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (user_id, purpose)) {clustered}
+                """,
+                "CREATE INDEX email_codes_expires_at ON email_codes(expires_at)",
+                // Mails to send, committed with what caused them; the message is sealed with the master key (it holds codes).
+                """
+                CREATE TABLE outbox (
+                    id {serial} PRIMARY KEY, recipient TEXT NOT NULL, purpose TEXT NOT NULL, message_id TEXT NOT NULL,
+                    sealed_message TEXT, created_at DOUBLE PRECISION NOT NULL, next_attempt_at DOUBLE PRECISION NOT NULL,
+                    attempts INTEGER NOT NULL, last_error TEXT, claimed_until DOUBLE PRECISION, sent_at DOUBLE PRECISION,
+                    failed_at DOUBLE PRECISION)
+                """,
+                "CREATE INDEX outbox_next_attempt_at ON outbox(next_attempt_at)",
+            ]
+        ),
     ]
 
     /// Applies every migration not yet recorded, all in one transaction.

@@ -1,0 +1,141 @@
+import Foundation
+import LatchkeySMTP
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// A mail's content as sealed in the outbox.
+@available(LatchkeyServer 1.0, *)
+struct OutboxMessage: Codable, Sendable {
+    let subject: String
+    let text: String
+    let html: String
+}
+
+/// Delivers the outbox: claims due mails, sends each through the SMTP relay, marks it sent, or schedules a retry with
+/// exponential backoff (`email.retry-interval`, doubled per attempt up to an hour) until `email.max-attempts`; a
+/// relay's permanent refusal (5xx) fails the mail at once. Several processes on one database never take the same
+/// mail: a claim is a lease longer than a delivery may take. Runs beside the server; woken when a mail is queued,
+/// otherwise every `email.poll-interval`.
+@available(LatchkeyServer 1.0, *)
+package final class OutboxSender: Service, Sendable {
+    let store: any OutboxStore
+    let client: SMTPClient
+    let from: MailAddress
+    let masterKey: MasterKey
+    let configuration: EmailConfiguration
+    let clock: any WallClock
+    let logger: Logger
+    private let wakeUps: AsyncStream<Void>
+    private let wakeUp: AsyncStream<Void>.Continuation
+
+    init(
+        store: any OutboxStore, client: SMTPClient, from: MailAddress, masterKey: MasterKey, configuration: EmailConfiguration,
+        clock: any WallClock, logger: Logger
+    ) {
+        self.store = store
+        self.client = client
+        self.from = from
+        self.masterKey = masterKey
+        self.configuration = configuration
+        self.clock = clock
+        self.logger = logger
+        (self.wakeUps, self.wakeUp) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Asks the sender to look at the outbox now (a mail was queued).
+    func wake() { self.wakeUp.yield() }
+
+    package func run() async throws {
+        let wakeUps = self.wakeUps
+        let interval = self.configuration.pollInterval
+        try await cancelWhenGracefulShutdown {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                // A ticker turns the poll interval into wake-ups, so one loop below waits on one stream.
+                group.addTask { [wakeUp = self.wakeUp] in
+                    while !Task.isCancelled {
+                        try await Task.sleep(for: .seconds(interval))
+                        wakeUp.yield()
+                    }
+                }
+                group.addTask {
+                    await self.deliverDue()
+                    for await _ in wakeUps { await self.deliverDue() }
+                }
+                try await group.next()
+                group.cancelAll()
+            }
+        }
+    }
+
+    /// Delivers every mail due now; returns how many were sent.
+    @discardableResult
+    package func deliverDue() async -> Int {
+        var sent = 0
+        while !Task.isCancelled {
+            let batch: [OutboxEntry]
+            do {
+                batch = try await self.store.claimDueMails(at: self.clock.now(), limit: 10, lease: self.configuration.smtpTimeout + 60)
+            } catch {
+                self.logger.warning("reading the outbox failed", metadata: ["error": "\(error)"])
+                return sent
+            }
+            if batch.isEmpty { return sent }
+            for entry in batch where await self.deliver(entry) { sent += 1 }
+        }
+        return sent
+    }
+
+    /// Sends one claimed mail and records the outcome; whether it was sent.
+    private func deliver(_ entry: OutboxEntry) async -> Bool {
+        let metadata: Logger.Metadata = ["mail": "\(entry.id)", "purpose": "\(entry.purpose)", "attempt": "\(entry.attempts)"]
+        do {
+            guard let sealed = entry.sealedMessage else { throw OutboxFailure(description: "the message is gone", permanent: true) }
+            let message: OutboxMessage
+            do {
+                message = try JSONDecoder().decode(
+                    OutboxMessage.self, from: try self.masterKey.open(sealed, context: Self.sealContext(entry.messageID)))
+            } catch {
+                throw OutboxFailure(description: "the sealed message cannot be opened (another master key?)", permanent: true)
+            }
+            let mail = try MailMessage(
+                from: self.from, to: [try MailAddress(entry.recipient)], subject: message.subject, textBody: message.text, htmlBody: message.html,
+                date: entry.createdAt, messageID: entry.messageID, extraHeaders: [try MailHeader("Auto-Submitted", "auto-generated")])
+            try await self.client.send(mail)
+            try await self.store.markSent(id: entry.id, at: self.clock.now())
+            self.logger.info("mail sent", metadata: metadata)
+            return true
+        } catch {
+            let (description, permanent) = Self.describe(error)
+            let giveUp = permanent || entry.attempts >= self.configuration.maxAttempts
+            let delay = min(3600, self.configuration.retryInterval * pow(2, Double(max(0, entry.attempts - 1))))
+            let retryAt = giveUp ? nil : self.clock.now().addingTimeInterval(delay)
+            var details = metadata
+            details["error"] = "\(description)"
+            details["retry_in"] = "\(giveUp ? "never" : "\(Int(delay))s")"
+            self.logger.warning(giveUp ? "mail delivery failed for good" : "mail delivery failed; will retry", metadata: details)
+            do { try await self.store.markFailed(id: entry.id, error: description, retryAt: retryAt, at: self.clock.now()) } catch {
+                self.logger.warning("recording a mail's failure failed", metadata: ["error": "\(error)"])
+            }
+            return false
+        }
+    }
+
+    /// A failure's description (the SMTP client's never holds credentials or the message) and whether retrying is useless.
+    static func describe(_ error: any Error) -> (String, Bool) {
+        switch error {
+        case let error as SMTPError: ("\(error)", error.kind == .permanent)
+        case let error as OutboxFailure: (error.description, error.permanent)
+        case let error as MailMessageError: ("the message cannot be written: \(error)", true)
+        default: ("\(type(of: error))", false)
+        }
+    }
+
+    /// What the seal of a mail's message authenticates: its message ID, so a sealed message cannot be moved to another row.
+    static func sealContext(_ messageID: String) -> String { "outbox " + messageID }
+
+    struct OutboxFailure: Error, CustomStringConvertible {
+        let description: String
+        let permanent: Bool
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import LatchkeyAPI
+import LatchkeyServer
+import LatchkeyTestSupport
+import Testing
+
+/// Signing in with email and password, and mailing a new verification code: answers that never tell whether an
+/// address has an account, and limits per account and per address.
+@Suite(.enabled(if: SMTPPeer.isAvailable, SMTPPeer.skipReason))
+struct EmailSignInTests {
+    @available(LatchkeyServer 1.0, *)
+    static let password = "correct horse battery staple"
+
+    @available(LatchkeyServer 1.0, *)
+    @Test func anUnknownAddressAndAWrongPasswordGetTheSameAnswer() async throws {
+        let peer = try await SMTPPeer.shared()
+        let server = try await TestServer.make { $0.useMailPeer(peer) }
+        try await server.test(.live) { client in
+            let email = newAddress()
+            _ = try await client.verifiedAccount(email, Self.password, peer: peer)
+            let unknown = try await client.login(newAddress(), Self.password)
+            let wrong = try await client.login(email, "not the password at all")
+            #expect(unknown.status == .unauthorized && wrong.status == .unauthorized)
+            #expect(unknown.envelope?.error.code == .invalidCredentials)
+            #expect(unknown.text == wrong.text)
+        }
+    }
+
+    @available(LatchkeyServer 1.0, *)
+    @Test func tenFailuresHoldTheAccountBackForFifteenMinutesAndNoOtherAccount() async throws {
+        let peer = try await SMTPPeer.shared()
+        let server = try await TestServer.make { $0.useMailPeer(peer) }
+        try await server.test(.live) { client in
+            let email = newAddress()
+            let other = newAddress()
+            _ = try await client.verifiedAccount(email, Self.password, peer: peer)
+            _ = try await client.verifiedAccount(other, Self.password, peer: peer)
+            for _ in 1...10 { #expect(try await client.login(email, "not the password at all").status == .unauthorized) }
+
+            let held = try await client.login(email, Self.password)
+            #expect(held.status == .tooManyRequests)
+            #expect(held.envelope?.error.code == .tooManyAttempts)
+            let retryAfter = try #require(held.headers[.retryAfter].flatMap { Int($0) })
+            #expect((1...900).contains(retryAfter))
+            #expect(try await client.login(other, Self.password).status == .ok)
+
+            server.clock.advance(by: 15 * 60)
+            #expect(try await client.login(email, Self.password).status == .ok)
+        }
+    }
+
+    @available(LatchkeyServer 1.0, *)
+    @Test func resendingAnswersTheSameWhateverTheAddress() async throws {
+        let peer = try await SMTPPeer.shared()
+        let server = try await TestServer.make { $0.useMailPeer(peer) }
+        try await server.test(.live) { client in
+            let unverified = newAddress()
+            let verified = newAddress()
+            _ = try await client.register(unverified, Self.password)
+            _ = try await client.verifiedAccount(verified, Self.password, peer: peer)
+            var bodies: [String] = []
+            for email in [unverified, newAddress(), verified] {
+                let response = try await client.send(.post, "/api/v1/auth/resend-verification", body: EmailAddressRequest(email: email))
+                #expect(response.status == .accepted)
+                bodies.append(response.text)
+            }
+            #expect(Set(bodies).count == 1)
+        }
+    }
+
+    @available(LatchkeyServer 1.0, *)
+    @Test func aNewCodeGoesAtMostOnceAMinuteAndReplacesTheOldOne() async throws {
+        let peer = try await SMTPPeer.shared()
+        let server = try await TestServer.make { $0.useMailPeer(peer) }
+        try await server.test(.live) { client in
+            let email = newAddress()
+            _ = try await client.register(email, Self.password)
+            let first = try await peer.mail(to: email)
+            let resend = EmailAddressRequest(email: email)
+            // The registration's mail counts: this one is held back.
+            #expect(try await client.send(.post, "/api/v1/auth/resend-verification", body: resend).status == .accepted)
+            #expect(try await server.services.store.outbox(limit: 10, pendingOnly: false).filter { $0.recipient == email }.count == 1)
+
+            server.clock.advance(by: 61)
+            #expect(try await client.send(.post, "/api/v1/auth/resend-verification", body: resend).status == .accepted)
+            let second = try #require(try await peer.mails(to: email, count: 2).last)
+            #expect(second.code != first.code || second.token != first.token)
+            #expect(try await client.verify(email, code: first.code).envelope?.error.code == .invalidCode)
+            #expect(try await client.verify(email, code: second.code).status == .ok)
+        }
+    }
+}
