@@ -61,11 +61,13 @@ struct DeviceOptions: ParsableArguments {
     static func exitCode(for error: LatchkeyError) -> Int32 {
         switch error {
         case .notSignedIn, .sessionExpired, .unauthorized, .invalidDeviceSecret, .invalidAccessCode, .accessCodeForAnotherDevice, .signInRejected,
-            .reauthenticationRequired, .unknownDevice:
+            .reauthenticationRequired, .unknownDevice, .invalidCredentials, .emailNotVerified:
             3
-        case .rateLimited: 4
+        case .rateLimited, .tooManyAttempts: 4
         case .offline, .server, .storeUnavailable, .invalidResponse: 5
-        case .rejected, .missingDeviceID, .notRefreshable, .identityAlreadyLinked, .invalidKey, .storageNotConfigured: 1
+        case .rejected, .missingDeviceID, .notRefreshable, .identityAlreadyLinked, .invalidKey, .storageNotConfigured, .emailTaken, .weakPassword,
+            .invalidEmail, .invalidCode, .emailAlreadySet, .emailNotConfigured:
+            1
         case .invalidRequest: 2
         }
     }

@@ -16,8 +16,8 @@ struct LatchkeyDevice: AsyncParsableCommand {
             Exit codes: 0 ok, 1 request refused, 2 usage, 3 signed out or unauthorized, 4 rate limited, 5 offline or server error.
             """,
         subcommands: [
-            Status.self, Register.self, Guest.self, Redeem.self, Apple.self, Me.self, Refresh.self, Call.self, Storage.self, Assets.self,
-            SignOut.self, Watch.self,
+            Status.self, Register.self, Guest.self, Redeem.self, Apple.self, Signup.self, Login.self, Verify.self, Reset.self, Me.self, Refresh.self,
+            Call.self, Storage.self, Assets.self, SignOut.self, Watch.self,
         ])
 
     // Declared here too so the options may come before the command, as in `latchkey-device --state DIR status`.

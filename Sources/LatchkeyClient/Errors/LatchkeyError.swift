@@ -4,7 +4,7 @@ import LatchkeyAPI
 /// Why an SDK call failed: a case a program can switch on and a ``description`` a person can read.
 ///
 /// No case carries a token or a secret; server messages are carried as the server wrote them (they never contain one),
-/// and a sign-in's errors also have the identity token, nonce, code and bearer it sent cut out of them.
+/// and a sign-in's errors also have the identity token, nonce, code, password and bearer it sent cut out of them.
 public enum LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError {
     /// There is no session to authenticate the request with.
     case notSignedIn
@@ -23,7 +23,7 @@ public enum LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible, 
     /// The server failed (5xx). With code `upstream_error` (502), an identity provider (Apple's token endpoint)
     /// refused or failed; nothing was changed.
     case server(status: Int, code: ErrorCode?, message: String)
-    /// The server refused the request (4xx other than 401, 429 and 409 `identity_already_linked`).
+    /// The server refused the request (a 4xx no other case names: not 401, 429, 409 `identity_already_linked`, …).
     case rejected(status: Int, code: ErrorCode?, message: String)
     /// This device is already registered and the stored device secret is missing or wrong.
     case invalidDeviceSecret
@@ -57,6 +57,29 @@ public enum LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible, 
     /// The request cannot be sent as it is (e.g. ``LatchkeySession/data(for:policy:)`` with a URL that is not absolute
     /// `http` or `https`); nothing was sent.
     case invalidRequest(String)
+    /// The server answered 422 `email_taken`: another account already uses this email address.
+    case emailTaken
+    /// The server answered 400 `weak_password`: the password breaks the rule the reason names (too short, too long, the
+    /// email address itself, or a common password).
+    case weakPassword(WeakPasswordReason)
+    /// The server answered 400 `invalid_email`: the address is not one mail can be sent to; `message` says why.
+    case invalidEmail(message: String)
+    /// The server answered 401 `invalid_credentials`: the email address and password match no account (or, changing
+    /// the password, the current one is wrong). The session in use is kept.
+    case invalidCredentials
+    /// The server answered 401 `email_not_verified`: the password is right but the address was never verified. Verify
+    /// it with the mail's code or link (``LatchkeySession/verifyEmail(code:)``), or ask for a new mail.
+    case emailNotVerified
+    /// The server answered 429 `too_many_attempts`: too many failed sign-ins for this account; wait `retryAfter`
+    /// seconds (`nil` when the server did not say). Not the per-address ``rateLimited(_:)``.
+    case tooManyAttempts(retryAfter: TimeInterval?)
+    /// The server answered 400 `invalid_code`: the mail's code or link is wrong, expired, or already used.
+    case invalidCode
+    /// The server answered 409 `email_already_set`: this account already has an email address and password.
+    case emailAlreadySet
+    /// The server answered 404 `not_found` to an email and password request: it sends no mail (no SMTP configured), so
+    /// email accounts are off.
+    case emailNotConfigured
 
     /// A short sentence a person can read.
     public var description: String {
@@ -84,6 +107,15 @@ public enum LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible, 
         case .invalidKey(let message): "The storage key was refused: \(message)"
         case .storageNotConfigured: "This server offers no storage."
         case .invalidRequest(let reason): "This request cannot be sent: \(reason)."
+        case .emailTaken: "This email address already belongs to an account. Sign in with it, or use another address."
+        case .weakPassword(let reason): "This password cannot be used. \(reason.advice)"
+        case .invalidEmail(let message): "This email address cannot be used: \(message)"
+        case .invalidCredentials: "The email or password is not right."
+        case .emailNotVerified: "Please verify your email: enter the code or open the link from the mail we sent you."
+        case .tooManyAttempts(let retryAfter): "Too many failed sign-ins for this account. \(RateLimitInfo(retryAfter: retryAfter))"
+        case .invalidCode: "This code or link is not valid: it is wrong, expired or already used. Ask for a new mail."
+        case .emailAlreadySet: "This account already has an email address and password."
+        case .emailNotConfigured: "This server does not offer email and password sign-in."
         }
     }
 
@@ -101,7 +133,15 @@ public enum LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible, 
         case .reauthenticationRequired: .reauthenticationRequired
         case .unknownDevice: .unknownDevice
         case .invalidKey: .invalidKey
-        case .storageNotConfigured: .notFound
+        case .storageNotConfigured, .emailNotConfigured: .notFound
+        case .emailTaken: .emailTaken
+        case .weakPassword: .weakPassword
+        case .invalidEmail: .invalidEmail
+        case .invalidCredentials: .invalidCredentials
+        case .emailNotVerified: .emailNotVerified
+        case .tooManyAttempts: .tooManyAttempts
+        case .invalidCode: .invalidCode
+        case .emailAlreadySet: .emailAlreadySet
         default: nil
         }
     }
@@ -115,6 +155,16 @@ public enum LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible, 
             return .missingDeviceID(message: message)
         case 400 where detail?.code == .invalidKey:
             return .invalidKey(message: message)
+        case 400 where detail?.code == .weakPassword:
+            return .weakPassword(WeakPasswordReason(rawValue: detail?.reason ?? ""))
+        case 400 where detail?.code == .invalidEmail:
+            return .invalidEmail(message: message)
+        case 400 where detail?.code == .invalidCode:
+            return .invalidCode
+        case 401 where detail?.code == .invalidCredentials:
+            return .invalidCredentials
+        case 401 where detail?.code == .emailNotVerified:
+            return .emailNotVerified
         case 401 where detail?.code == .unknownDevice:
             return .unknownDevice
         case 401 where detail?.code == .invalidDeviceSecret:
@@ -123,8 +173,14 @@ public enum LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible, 
             return .unauthorized(code: detail?.code, message: message)
         case 409 where detail?.code == .identityAlreadyLinked:
             return .identityAlreadyLinked
+        case 409 where detail?.code == .emailAlreadySet:
+            return .emailAlreadySet
+        case 422 where detail?.code == .emailTaken:
+            return .emailTaken
         case 403 where detail?.code == .reauthenticationRequired:
             return .reauthenticationRequired
+        case 429 where detail?.code == .tooManyAttempts:
+            return .tooManyAttempts(retryAfter: RateLimitInfo(response: response, now: now)?.retryAfter)
         case 429:
             return .rateLimited(RateLimitInfo(response: response, now: now) ?? RateLimitInfo())
         case 500...:
@@ -139,7 +195,7 @@ extension LatchkeyError {
     /// This error with every occurrence of `secrets` in its server message replaced by `<redacted>`.
     ///
     /// Server messages never carry a token, but a sign-in error is built from a response to a request that carried
-    /// an identity token, nonce or code: those are cut out in case a server (or a proxy) echoes them.
+    /// an identity token, nonce, code or password: those are cut out in case a server (or a proxy) echoes them.
     func redacting(_ secrets: [String?]) -> LatchkeyError {
         let secrets = secrets.compactMap { $0 }.filter { !$0.isEmpty }
         func clean(_ message: String) -> String {
@@ -151,6 +207,7 @@ extension LatchkeyError {
         case .server(let status, let code, let message): return .server(status: status, code: code, message: clean(message))
         case .rejected(let status, let code, let message): return .rejected(status: status, code: code, message: clean(message))
         case .missingDeviceID(let message): return .missingDeviceID(message: clean(message))
+        case .invalidEmail(let message): return .invalidEmail(message: clean(message))
         default: return self
         }
     }

@@ -1,14 +1,22 @@
 import Foundation
 import LatchkeyAPI
 
-/// What an exchange looks at in an answer before handing it back: the status and the headers.
+/// What an exchange looks at in an answer before handing it back: the status, the headers, and the error code of a body
+/// already read.
 protocol HTTPAnswer: Sendable {
     var status: Int { get }
     func header(_ name: String) -> String?
+    /// The error envelope's code, when the body has been read and is one.
+    var errorCode: ErrorCode? { get }
 }
 
-extension TransportResponse: HTTPAnswer {}
-extension TransportStream: HTTPAnswer {}
+extension TransportResponse: HTTPAnswer {
+    var errorCode: ErrorCode? { (try? JSONDecoder().decode(ErrorEnvelope.self, from: self.body))?.error.code }
+}
+
+extension TransportStream: HTTPAnswer {
+    var errorCode: ErrorCode? { nil }  // the body has not arrived yet
+}
 
 extension LatchkeySession {
     /// The longest `Retry-After` a 429 may ask for and still be waited for and retried once.
@@ -17,7 +25,9 @@ extension LatchkeySession {
     /// Sends `request` with `policy`'s credentials through `send`, and does what an answer asks for, once each:
     /// - 401 to a request that carried a token: the token is replaced (one single-flight refresh, or one forced call to
     ///   the token provider shared by every request that met the same 401) and the request is sent again. When the
-    ///   session ended or another began meanwhile, it is not sent again: ``LatchkeyError/notSignedIn``.
+    ///   session ended or another began meanwhile, it is not sent again: ``LatchkeyError/notSignedIn``. A 401 that
+    ///   refuses a password the request carried (`invalid_credentials`, `email_not_verified`) is handed back as it is:
+    ///   the token was fine, and sending the password again would only count as one more failed try.
     /// - 429 with a `Retry-After` of at most 5 seconds: waits that long on the session's clock and sends it again.
     func exchange<Answer: HTTPAnswer>(
         _ request: TransportRequest, policy: AuthPolicy, _ send: (TransportRequest) async throws -> Answer
@@ -27,7 +37,7 @@ extension LatchkeySession {
         var waited = false
         while true {
             let answer = try await send(credentials.applied(to: request))
-            if answer.status == 401, !refreshed, let rejected = credentials.token {
+            if answer.status == 401, !refreshed, let rejected = credentials.token, !Self.refusesPassword(answer) {
                 refreshed = true
                 guard credentials.generation == self.generation else { throw LatchkeyError.notSignedIn }
                 credentials = try await self.credentials(for: policy, replacing: rejected)
@@ -43,6 +53,11 @@ extension LatchkeySession {
             }
             return answer
         }
+    }
+
+    /// Whether a 401 refused the password a request carried rather than its token.
+    private static func refusesPassword(_ answer: some HTTPAnswer) -> Bool {
+        answer.errorCode == .invalidCredentials || answer.errorCode == .emailNotVerified
     }
 
     /// The credentials `policy` puts on a request; with `rejected`, a token other than that one (the server refused it).

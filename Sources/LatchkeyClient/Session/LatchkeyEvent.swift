@@ -30,7 +30,8 @@ public enum SignOutReason: String, Sendable, Equatable {
     /// The device identity was replaced (see ``LatchkeyEvent/deviceIdentityReplaced(_:)``).
     case deviceIdentityReplaced
     /// The server revoked the session and said so over the live event stream (``LiveEvent/sessionRevoked(_:)``): a
-    /// sign-out elsewhere, a reused refresh token, a deleted user, or support.
+    /// sign-out elsewhere, a reused refresh token, a deleted user, or support. Also after a password reset of the
+    /// session's user here (``LatchkeySession/resetPassword(token:newPassword:)``), which revokes all of its sessions.
     case revoked
 }
 

@@ -39,6 +39,9 @@ public actor LatchkeySession {
     var backgroundExecution: (any BackgroundExecution)?
     /// Storage credentials of the signed-in user, and the fetch of new ones in flight; forgotten with the session.
     var storageCache = StorageCredentialsCache()
+    /// The email address waiting for its verification code (the last one registered, or refused at sign-in as not yet
+    /// verified), for ``verifyEmail(code:)``; kept in memory only.
+    var emailAwaitingVerification: String?
     /// The current state.
     public private(set) var state: AuthState = .restoring
     private var stateContinuations: [UUID: AsyncStream<AuthState>.Continuation] = [:]
