@@ -168,7 +168,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LatchkeyPasswordsTests",
-            dependencies: ["LatchkeyPasswords"],
+            dependencies: ["LatchkeyPasswords", "LatchkeyTestSupport"],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny"), serverAvailability]
         ),
         .testTarget(

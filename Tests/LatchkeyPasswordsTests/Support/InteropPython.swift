@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyTestSupport
 import Testing
 
 /// `Tests/interop/argon2_vectors.py` run by the python that `LATCHKEY_TEST_PYTHON` names (one with argon2-cffi).
