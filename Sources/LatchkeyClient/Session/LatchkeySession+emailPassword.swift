@@ -84,8 +84,8 @@ extension LatchkeySession {
     }
 
     /// Asks the server to mail a new verification code and link to `email` (`POST /api/v1/auth/resend-verification`).
-    /// The answer is the same whether or not the address has an account; the address is remembered for
-    /// ``verifyEmail(code:)``.
+    /// The answer is the same whether or not the address has an account, and whether or not the server's limit on mails
+    /// to one address (by default one a minute) let a mail go; the address is remembered for ``verifyEmail(code:)``.
     @discardableResult
     public func resendVerification(email: String) async throws -> MailAcceptedResponse {
         let request = try LatchkeyRequest.post("/api/v1/auth/resend-verification", json: EmailAddressRequest(email: email), auth: .none)
@@ -95,7 +95,8 @@ extension LatchkeySession {
     }
 
     /// Asks the server to mail a password-reset code and link to `email` (`POST /api/v1/auth/reset-password`). The
-    /// answer is the same whether or not the address has an account. Then call ``resetPassword(token:newPassword:)`` or
+    /// answer is the same whether or not the address has an account, and whether or not the server's limit on mails to
+    /// one address (by default one a minute) let a mail go. Then call ``resetPassword(token:newPassword:)`` or
     /// ``resetPassword(email:code:newPassword:)``.
     @discardableResult
     public func requestPasswordReset(email: String) async throws -> MailAcceptedResponse {
