@@ -59,3 +59,26 @@ extension PresignedURL: CredentialRedacting {
     /// The URL's signature is a credential until it expires: only the method and expiry are shown.
     public var redactedFields: KeyValuePairs<String, String> { ["method": self.method.rawValue, "expiresAt": "\(self.expiresAt)"] }
 }
+
+// The email and password requests print neither the password nor the code or link token, nor the address: an
+// address is personal data, and these values are logged by mistake more often than any other.
+
+extension EmailRegistrationRequest: CredentialRedacting {
+    public var redactedFields: KeyValuePairs<String, String> { [:] }
+}
+
+extension PasswordLoginRequest: CredentialRedacting {
+    public var redactedFields: KeyValuePairs<String, String> { [:] }
+}
+
+extension VerifyEmailRequest: CredentialRedacting {
+    public var redactedFields: KeyValuePairs<String, String> { ["by": self.token != nil ? "token" : "code"] }
+}
+
+extension ResetPasswordConfirmRequest: CredentialRedacting {
+    public var redactedFields: KeyValuePairs<String, String> { ["by": self.token != nil ? "token" : "code"] }
+}
+
+extension ChangePasswordRequest: CredentialRedacting {
+    public var redactedFields: KeyValuePairs<String, String> { [:] }
+}

@@ -33,6 +33,13 @@ import Testing
                 url: "https://s3.us-east-1.amazonaws.com/photos/users/u/a.jpg?X-Amz-Signature=\(secret)", method: .get, headers: [:],
                 expiresAt: Date(timeIntervalSince1970: 1_800_000_000))
         ),
+        ("EmailRegistrationRequest", EmailRegistrationRequest(email: "\(secret)@example.com", password: secret)),
+        ("PasswordLoginRequest", PasswordLoginRequest(email: "\(secret)@example.com", password: secret)),
+        ("VerifyEmailRequest", VerifyEmailRequest(email: "\(secret)@example.com", code: secret)),
+        ("VerifyEmailRequest by link", VerifyEmailRequest(token: secret)),
+        ("ResetPasswordConfirmRequest", ResetPasswordConfirmRequest(email: "\(secret)@example.com", code: secret, newPassword: secret)),
+        ("ResetPasswordConfirmRequest by link", ResetPasswordConfirmRequest(token: secret, newPassword: secret)),
+        ("ChangePasswordRequest", ChangePasswordRequest(currentPassword: secret, newPassword: secret)),
     ]
 
     @Test(arguments: values.map(\.0))
@@ -43,7 +50,7 @@ import Testing
         dump(value, to: &dumped)
         for text in [String(describing: value), String(reflecting: value), "\(value)", dumped] {
             #expect(!text.contains(Self.secret), "\(type) printed its credential: \(text)")
-            #expect(text.contains(type))
+            #expect(text.contains(type.split(separator: " ").first.map(String.init) ?? type))
         }
     }
 }
