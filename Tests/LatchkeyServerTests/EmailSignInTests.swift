@@ -28,6 +28,54 @@ struct EmailSignInTests {
         }
     }
 
+    /// The time of a refusal does not tell either: an unknown address costs a password hash (of a dummy) as a wrong
+    /// password does. Medians over interleaved rounds, with hashes costly enough to dominate a request (1 MiB, as the
+    /// real 19 MiB do) and the failure limits raised out of the way.
+    @available(LatchkeyServer 1.0, *)
+    @Test func anUnknownAddressAndAWrongPasswordTakeTheSameTime() async throws {
+        let peer = try await SMTPPeer.shared()
+        let server = try await TestServer.make { configuration in
+            configuration.useMailPeer(peer)
+            configuration.email.argon2Memory = 1024
+            configuration.accountLimits.loginFailures.limit = 1000
+            configuration.accountLimits.passwordLogin.limit = 1000
+        }
+        try await server.test(.live) { client in
+            let email = newAddress()
+            _ = try await client.verifiedAccount(email, Self.password, peer: peer)
+            // Warm both paths (the dummy hash is made on the first unknown address).
+            _ = try await client.login(newAddress(), Self.password)
+            _ = try await client.login(email, "not the password at all")
+
+            let clock = ContinuousClock()
+            var unknown: [Duration] = []
+            var wrong: [Duration] = []
+            for round in 0..<31 {
+                let unknownAddress = newAddress()
+                func timeUnknown() async throws {
+                    let start = clock.now
+                    #expect(try await client.login(unknownAddress, Self.password).status == .unauthorized)
+                    unknown.append(clock.now - start)
+                }
+                func timeWrong() async throws {
+                    let start = clock.now
+                    #expect(try await client.login(email, "not the password at all").status == .unauthorized)
+                    wrong.append(clock.now - start)
+                }
+                if round.isMultiple(of: 2) {
+                    try await timeUnknown()
+                    try await timeWrong()
+                } else {
+                    try await timeWrong()
+                    try await timeUnknown()
+                }
+            }
+            let medians = (unknown: unknown.sorted()[unknown.count / 2], wrong: wrong.sorted()[wrong.count / 2])
+            let gap = abs(medians.unknown / medians.wrong - 1)
+            #expect(gap < 0.10, "median of an unknown address \(medians.unknown), of a wrong password \(medians.wrong)")
+        }
+    }
+
     @available(LatchkeyServer 1.0, *)
     @Test func tenFailuresHoldTheAccountBackForFifteenMinutesAndNoOtherAccount() async throws {
         let peer = try await SMTPPeer.shared()
