@@ -28,6 +28,11 @@ package final class OutboxSender: Service, Sendable {
     let logger: Logger
     private let wakeUps: AsyncStream<Void>
     private let wakeUp: AsyncStream<Void>.Continuation
+    /// Set at graceful shutdown: no further mail is claimed.
+    private let stopping = Atomic<Bool>(false)
+    /// Set by ``open()`` once the schema is migrated: before that the outbox table may not exist yet (the sender starts
+    /// with the server's other services, while the server prepares).
+    private let opened = Atomic<Bool>(false)
 
     init(
         store: any OutboxStore, client: SMTPClient, from: MailAddress, masterKey: MasterKey, configuration: EmailConfiguration,
@@ -46,42 +51,55 @@ package final class OutboxSender: Service, Sendable {
     /// Asks the sender to look at the outbox now (a mail was queued).
     func wake() { self.wakeUp.yield() }
 
+    /// Lets the sender read the outbox (the services are prepared) and wakes it.
+    func open() {
+        self.opened.store(true, ordering: .releasing)
+        self.wakeUp.yield()
+    }
+
+    /// Runs until graceful shutdown, then returns without an error once the mail being delivered is sent and recorded
+    /// (no further mail is started), so a restart never sends a mail twice. Bounded by `smtp.timeout`.
     package func run() async throws {
         let wakeUps = self.wakeUps
         let interval = self.configuration.pollInterval
-        try await cancelWhenGracefulShutdown {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                // A ticker turns the poll interval into wake-ups, so one loop below waits on one stream.
-                group.addTask { [wakeUp = self.wakeUp] in
-                    while !Task.isCancelled {
-                        try await Task.sleep(for: .seconds(interval))
-                        wakeUp.yield()
-                    }
+        await withDiscardingTaskGroup { group in
+            // A ticker turns the poll interval into wake-ups, so the loop below waits on one stream.
+            group.addTask { [wakeUp = self.wakeUp] in
+                while !Task.isCancelled {
+                    do { try await Task.sleep(for: .seconds(interval)) } catch { return }
+                    wakeUp.yield()
                 }
-                group.addTask {
-                    await self.deliverDue()
-                    for await _ in wakeUps { await self.deliverDue() }
-                }
-                try await group.next()
-                group.cancelAll()
             }
+            await withGracefulShutdownHandler {
+                await self.deliverDue()
+                for await _ in wakeUps where !self.stopping.load(ordering: .acquiring) { await self.deliverDue() }
+            } onGracefulShutdown: {
+                self.stopping.store(true, ordering: .releasing)
+                self.wakeUp.finish()
+            }
+            group.cancelAll()
         }
     }
 
-    /// Delivers every mail due now; returns how many were sent.
+    /// Delivers every mail due now (nothing before ``open()``); returns how many were sent.
     @discardableResult
     package func deliverDue() async -> Int {
         var sent = 0
-        while !Task.isCancelled {
+        guard self.opened.load(ordering: .acquiring) else { return 0 }
+        while !Task.isCancelled && !self.stopping.load(ordering: .acquiring) {
             let batch: [OutboxEntry]
             do {
                 batch = try await self.store.claimDueMails(at: self.clock.now(), limit: 10, lease: self.configuration.smtpTimeout + 60)
             } catch {
-                self.logger.warning("reading the outbox failed", metadata: ["error": "\(error)"])
+                self.logger.warning("reading the outbox failed", metadata: ["error": "\(String(reflecting: error))"])
                 return sent
             }
             if batch.isEmpty { return sent }
-            for entry in batch where await self.deliver(entry) { sent += 1 }
+            for entry in batch {
+                // Claimed but not started at shutdown: its lease ends and another process (or the next start) sends it.
+                if self.stopping.load(ordering: .acquiring) { break }
+                if await self.deliver(entry) { sent += 1 }
+            }
         }
         return sent
     }

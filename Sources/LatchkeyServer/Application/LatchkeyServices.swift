@@ -60,12 +60,14 @@ public struct LatchkeyServices: Sendable {
     }
 
     /// Applies migrations, records the issuer (so CLI commands sign access codes the server accepts), loads the signing keys
-    /// (creating the first), and starts the revocation feed's cursor. Run once, before serving.
+    /// (creating the first), starts the revocation feed's cursor and lets the outbox sender read the outbox. Run once, before
+    /// serving.
     public func prepare(recordingIssuer: Bool = true) async throws {
         try await Migrations.run(on: self.database, clock: self.clock, logger: self.logger)
         if recordingIssuer { try await self.store.setSetting("issuer", to: self.issuer) }
         try await self.keyRing.prepare()
         try await self.revocations.start()
+        self.outboxSender?.open()
     }
 
     /// What must run beside the HTTP server while it serves: the database's own service (PostgreSQL's connection pool,
