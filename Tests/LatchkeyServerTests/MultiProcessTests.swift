@@ -1,9 +1,10 @@
 import Foundation
 import LatchkeyAPI
-@testable import LatchkeyServer
 import LatchkeyTestSupport
 import SQLKit
 import Testing
+
+@testable import LatchkeyServer
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
