@@ -26,10 +26,12 @@ struct AccessCodeCommand: AsyncParsableCommand {
                 throw ValidationError("--user-id must be a UUID.")
             }
             let lifetime = try self.expiresIn.map(parseDuration)
-            let code = try await withServices(self.options) { services in
-                try await services.accessCodes.issue(userID: userID, expiresIn: lifetime, note: self.note).code
+            let issued = try await withAudit(
+                self.options, AuditAction.accessCodeIssue, { ("user \(userID)", "code \($0.record.id) expires \($0.record.expiresAt.iso8601)") }
+            ) { services in
+                try await services.accessCodes.issue(userID: userID, expiresIn: lifetime, note: self.note)
             }
-            print(code)
+            print(issued.code)
         }
     }
 
@@ -60,7 +62,9 @@ struct AccessCodeCommand: AsyncParsableCommand {
         var id: String
 
         func run() async throws {
-            let (record, sessions) = try await withServices(self.options) { services in
+            let (record, sessions) = try await withAudit(
+                self.options, AuditAction.accessCodeRevoke, { ("code \($0.code.id)", "user \($0.code.userID), \($0.revokedSessions) sessions ended") }
+            ) { services in
                 try await services.accessCodes.revoke(id: self.id.lowercased())
             }
             print("revoked access code \(record.id) for user \(record.userID) (\(sessions) sessions exchanged from it ended)")

@@ -22,7 +22,9 @@ struct DevicesCommand: AsyncParsableCommand {
 
         func run() async throws {
             let id = try canonical(self.id)
-            let (secret, revoked) = try await withServices(self.options) { services in try await services.devices.reset(deviceID: id) }
+            let (secret, revoked) = try await withAudit(self.options, AuditAction.deviceReset, { ("device \(id)", "\($0.1) sessions ended") }) {
+                services in try await services.devices.reset(deviceID: id)
+            }
             print(secret)
             FileHandle.standardError.write(Data("device \(id): new secret above (shown once); \(revoked) sessions ended\n".utf8))
         }

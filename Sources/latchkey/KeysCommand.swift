@@ -15,7 +15,9 @@ struct KeysCommand: AsyncParsableCommand {
         @OptionGroup var options: DatabaseOptions
 
         func run() async throws {
-            let record = try await withServices(self.options) { services in try await services.keyRing.rotate() }
+            let record = try await withAudit(self.options, AuditAction.keyRotate, { ("key \($0.kid)", nil) }) { services in
+                try await services.keyRing.rotate()
+            }
             print(record.kid)
         }
     }
@@ -50,7 +52,11 @@ struct KeysCommand: AsyncParsableCommand {
         var kid: String
 
         func run() async throws {
-            let revoked = try await withServices(self.options) { services in try await services.revokeSigningKey(kid: self.kid) }
+            let revoked = try await withServices(self.options) { services in
+                let revoked = try await services.revokeSigningKey(kid: self.kid)
+                if revoked { try await services.audit.record(.commandLine(), AuditAction.keyRevoke, target: "key \(self.kid)") }
+                return revoked
+            }
             guard revoked else {
                 FileHandle.standardError.write(Data("error: no signing key with kid \(self.kid)\n".utf8))
                 throw ExitCode.failure

@@ -24,7 +24,10 @@ struct Latchkey: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "latchkey",
         abstract: "Device-first authentication server and its support commands.",
-        subcommands: [Serve.self, AccessCodeCommand.self, KeysCommand.self, UsersCommand.self, DevicesCommand.self, OutboxCommand.self, Migrate.self])
+        subcommands: [
+            Serve.self, AccessCodeCommand.self, KeysCommand.self, UsersCommand.self, DevicesCommand.self, OutboxCommand.self, AuditCommand.self,
+            Migrate.self,
+        ])
 }
 
 /// Options every command shares: where the database is and how to read configuration.
@@ -46,6 +49,21 @@ struct DatabaseOptions: ParsableArguments {
             if let value { overrides[key] = value }
         }
         return try await LatchkeyConfiguration.load(overrides: overrides, configFile: self.config)
+    }
+}
+
+/// A support action: runs `body` like ``withServices(_:_:)``, then records it in the audit log (who: this process's login
+/// on this host; what: `action`; on what: `target` of the result, with its details). Nothing is recorded when it fails.
+@available(LatchkeyServer 1.0, *)
+func withAudit<T>(
+    _ options: DatabaseOptions, _ action: String, _ record: @escaping (T) -> (target: String, details: String?),
+    _ body: (LatchkeyServices) async throws -> T
+) async throws -> T {
+    try await withServices(options) { services in
+        let result = try await body(services)
+        let (target, details) = record(result)
+        try await services.audit.record(.commandLine(), action, target: target, details: details)
+        return result
     }
 }
 

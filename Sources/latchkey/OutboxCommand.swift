@@ -45,7 +45,9 @@ struct OutboxCommand: AsyncParsableCommand {
         var id: Int?
 
         func run() async throws {
-            let count = try await withServices(self.options) { services in
+            let count = try await withAudit(
+                self.options, AuditAction.outboxRetry, { [id = self.id] in (id.map { "mail \($0)" } ?? "failed mails", "\($0) mail(s) due now") }
+            ) { services in
                 try await services.store.retryMails(id: self.id, at: services.clock.now())
             }
             print("\(count) mail(s) due now")

@@ -72,7 +72,10 @@ struct UsersCommand: AsyncParsableCommand {
 
         func run() async throws {
             let id = try canonical(self.id)
-            let (deleted, apple) = try await withServices(self.options) { services in try await services.users.delete(userID: id) }
+            let (deleted, apple) = try await withAudit(
+                self.options, AuditAction.userDelete,
+                { ("user \(id)", "\($0.0.sessionIDs.count) sessions, \($0.0.accessCodeIDs.count) access codes, \($0.1) Apple tokens revoked") }
+            ) { services in try await services.users.delete(userID: id) }
             print(
                 "deleted user \(deleted.userID) (\(deleted.sessionIDs.count) sessions, \(deleted.accessCodeIDs.count) access codes"
                     + (apple > 0 ? ", \(apple) Apple tokens revoked)" : ")"))
@@ -96,11 +99,17 @@ extension UsersCommand {
         func run() async throws {
             let id = try canonical(self.id)
             if let limit = self.set, !(limit >= 0 && limit.isFinite) { throw ValidationError("--set must be a number ≥ 0.") }
-            let budget = try await withServices(self.options) { services in
-                if let limit = self.set { return try await services.budgets.setLimit(ofUser: id, to: limit) }
-                guard try await services.users.user(id: id) != nil else { throw ServiceError.notFound("No user with ID \(id).") }
-                return try await services.budgets.budget(ofUser: id)
-            }
+            let budget =
+                if let limit = self.set {
+                    try await withAudit(self.options, AuditAction.userBudgetSet, { _ in ("user \(id)", "limit \(limit)") }) { services in
+                        try await services.budgets.setLimit(ofUser: id, to: limit)
+                    }
+                } else {
+                    try await withServices(self.options) { services in
+                        guard try await services.users.user(id: id) != nil else { throw ServiceError.notFound("No user with ID \(id).") }
+                        return try await services.budgets.budget(ofUser: id)
+                    }
+                }
             print("limit: \(budget.limit)\nused: \(budget.used)\nremaining: \(budget.remaining)\nperiod: \(budget.period)")
         }
     }
@@ -121,7 +130,10 @@ extension UsersCommand {
 
         func run() async throws {
             let id = try canonical(self.id)
-            let revoked = try await withServices(self.options) { services in
+            let revoked = try await withAudit(
+                self.options, AuditAction.userSessionsRevoke, { (revoked: Int) in ("user \(id)", "\(revoked) sessions ended") }
+            ) {
+                services in
                 guard try await services.users.user(id: id) != nil else { throw ServiceError.notFound("No user with ID \(id).") }
                 return try await services.sessions.revokeSessions(ofUser: id)
             }
@@ -144,7 +156,9 @@ extension UsersCommand {
 
         func run() async throws {
             let id = try canonical(self.id)
-            let unlinked = try await withServices(self.options) { services in
+            let unlinked = try await withAudit(
+                self.options, AuditAction.userIdentityUnlink, { [provider = self.provider] in ("user \(id)", "\($0) \(provider) identities") }
+            ) { services in
                 try await services.federation.unlink(provider: self.provider, fromUser: id)
             }
             print("unlinked \(unlinked) \(self.provider) identities from user \(id)")
@@ -163,7 +177,9 @@ extension UsersCommand {
 
         func run() async throws {
             let id = try canonical(self.id)
-            try await withServices(self.options) { services in try await services.users.freeDeletedID(id) }
+            try await withAudit(self.options, AuditAction.userFreeID, { _ in ("user \(id)", nil) }) { services in
+                try await services.users.freeDeletedID(id)
+            }
             print("the ID \(id) can be registered again")
         }
     }
@@ -188,7 +204,9 @@ extension UsersCommand {
 
         func run() async throws {
             let id = try canonical(self.id)
-            try await withServices(self.options) { services in try await services.accounts.markVerified(userID: id) }
+            try await withAudit(self.options, AuditAction.userEmailVerify, { _ in ("user \(id)", nil) }) { services in
+                try await services.accounts.markVerified(userID: id)
+            }
             print("verified the email address of user \(id)")
         }
     }
@@ -206,7 +224,9 @@ extension UsersCommand {
         func run() async throws {
             let id = try canonical(self.id)
             let password = try PasswordPrompt.read("New password: ", confirming: true)
-            let revoked = try await withServices(self.options) { services in try await services.accounts.setPassword(userID: id, password: password) }
+            let revoked = try await withAudit(self.options, AuditAction.userPasswordSet, { ("user \(id)", "\($0) sessions ended") }) {
+                services in try await services.accounts.setPassword(userID: id, password: password)
+            }
             print("set the password of user \(id); revoked \(revoked) session(s)")
         }
     }

@@ -149,6 +149,18 @@ enum Migrations {
                 "CREATE INDEX outbox_next_attempt_at ON outbox(next_attempt_at)",
             ]
         ),
+        (
+            7,
+            [
+                // The audit log of support actions (CLI and admin console): who, what, on what, when, from where.
+                """
+                CREATE TABLE audit_events (
+                    id {serial} PRIMARY KEY, at DOUBLE PRECISION NOT NULL, actor TEXT NOT NULL, action TEXT NOT NULL,
+                    target TEXT NOT NULL, source TEXT NOT NULL, details TEXT)
+                """,
+                "CREATE INDEX audit_events_at ON audit_events(at)",
+            ]
+        ),
     ]
 
     /// Applies every migration not yet recorded, all in one transaction.
