@@ -36,6 +36,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
         .package(url: "https://github.com/swift-extras/swift-extras-base64.git", from: "1.2.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
@@ -117,6 +118,7 @@ let package = Package(
                 "LatchkeySMTP",
                 "LatchkeyAPI",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Server"])),
+                .product(name: "Mustache", package: "swift-mustache", condition: .when(traits: ["Server"])),
                 .product(name: "JWTKit", package: "jwt-kit", condition: .when(traits: ["Server"])),
                 .product(name: "ExtrasBase64", package: "swift-extras-base64", condition: .when(traits: ["Server"])),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -26,6 +26,7 @@ struct Latchkey: AsyncParsableCommand {
         abstract: "Device-first authentication server and its support commands.",
         subcommands: [
             Serve.self, AccessCodeCommand.self, KeysCommand.self, UsersCommand.self, DevicesCommand.self, OutboxCommand.self, AuditCommand.self,
+            AdminCommand.self,
             Migrate.self,
         ])
 }

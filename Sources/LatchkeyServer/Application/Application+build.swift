@@ -46,6 +46,7 @@ package func buildAPI(services: LatchkeyServices) -> (router: Router<LatchkeyReq
         rules: configuration.authorizationRules, meters: configuration.meters, verifier: verifier, limiter: limiter,
         trustedProxies: limits.trustedProxies, proxy: configuration.authorizeProxy
     ).add(to: api)
+    if configuration.admin.enabled && configuration.admin.port == nil { AdminRoutes(services: services).add(to: router) }
     let operations = OperationsRoutes(metrics: services.metrics, token: configuration.metricsToken)
     if configuration.metricsPort == nil { operations.addMetrics(to: api) }
     let document = DocumentHolder()
@@ -80,6 +81,17 @@ package func buildApplication(
         background.append(
             Application(
                 router: router, configuration: .init(address: .hostname(configuration.host, port: port), serverName: "latchkey-metrics"),
+                logger: logger))
+    }
+    if configuration.admin.enabled, let port = configuration.admin.port {
+        // The console on a port of its own (firewalled apart): the same request log and error handling, nothing else.
+        let router = Router(context: LatchkeyRequestContext.self)
+        router.add(middleware: RequestLogMiddleware(metrics: services.metrics))
+        router.add(middleware: ErrorMiddleware())
+        AdminRoutes(services: services).add(to: router)
+        background.append(
+            Application(
+                router: router, configuration: .init(address: .hostname(configuration.host, port: port), serverName: "latchkey-admin"),
                 logger: logger))
     }
     let responder = buildRouter(services: services).buildResponder()

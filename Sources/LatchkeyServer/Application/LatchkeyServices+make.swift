@@ -64,10 +64,10 @@ extension LatchkeyServices {
                 "password hashing is below OWASP's Argon2id parameters (m=19456 KiB, t=2): for tests only",
                 metadata: ["argon2_memory": "\(email.argon2Memory)", "argon2_iterations": "\(email.argon2Iterations)"])
         }
+        let pool = PasswordHashingPool(
+            hasher: try PasswordHasher(algorithm: email.hashAlgorithm), threads: email.hashingThreads, queueLimit: email.queueLimit)
         let accounts = EmailAccountService(
-            store: store,
-            pool: PasswordHashingPool(
-                hasher: try PasswordHasher(algorithm: email.hashAlgorithm), threads: email.hashingThreads, queueLimit: email.queueLimit),
+            store: store, pool: pool,
             sessions: sessions, cache: cache, limiter: RateLimiter(store: store, clock: clock), limits: configuration.accountLimits,
             masterKey: masterKey, templates: try MailTemplates(directory: email.templatesDirectory), configuration: email,
             linkBase: email.linkBaseURL ?? issuer, clock: clock, logger: logger, sender: sender)
@@ -85,6 +85,10 @@ extension LatchkeyServices {
             issuer: issuer, dpop: DPoPVerifier(nonces: DPoPNonces(key: masterKey.derivedKey(purpose: "dpop nonce")), issuer: issuer, clock: clock),
             pruner: StorePruner(
                 store: store, clock: clock, interval: configuration.pruneInterval, longestWindow: configuration.longestLimitWindow, logger: logger),
-            events: events, accounts: accounts, outboxSender: sender, logger: logger)
+            events: events, accounts: accounts, outboxSender: sender,
+            admin: AdminService(
+                store: store, pool: pool, limiter: RateLimiter(store: store, clock: clock), limits: configuration.accountLimits,
+                configuration: configuration.admin, clock: clock, csrfKey: masterKey.derivedKey(purpose: "admin csrf"), logger: logger),
+            logger: logger)
     }
 }

@@ -42,7 +42,9 @@ extension LatchkeyServices {
         if let problem = configuration.invalidProviders.first ?? configuration.invalidSettings.first {
             throw ConfigurationError(description: problem)
         }
-        if let problem = configuration.storage.problems.first ?? configuration.events.problems.first ?? configuration.email.problems.first {
+        if let problem = configuration.storage.problems.first ?? configuration.events.problems.first ?? configuration.email.problems.first
+            ?? configuration.admin.problems.first
+        {
             throw ConfigurationError(description: problem)
         }
         if configuration.guestAudience == configuration.audience {

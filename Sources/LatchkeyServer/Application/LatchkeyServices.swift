@@ -46,6 +46,8 @@ public struct LatchkeyServices: Sendable {
     package let accounts: EmailAccountService
     /// Delivers the outbox; nil without `smtp.host`.
     package let outboxSender: OutboxSender?
+    /// Admin console accounts and sessions (hashing on the email accounts' threads).
+    package let admin: AdminService
     /// The audit log of support actions (it keeps no state of its own).
     public var audit: AuditLog { AuditLog(store: self.store, clock: self.clock, logger: self.logger) }
     let logger: Logger

@@ -73,6 +73,8 @@ public enum AuditAction {
     public static let userIdentityUnlink = "user.identity.unlink"
     public static let userEmailVerify = "user.email.verify"
     public static let userPasswordSet = "user.password.set"
+    public static let adminCreate = "admin.create"
+    public static let adminRemove = "admin.remove"
 }
 
 /// The audit log (`audit_events`): support actions of the CLI and the admin console. Written after an action

@@ -108,6 +108,8 @@ public struct LatchkeyConfiguration: Sendable {
     /// The limits of email and password accounts (`limits.login-failures`, `limits.password-login`, `limits.email`,
     /// `limits.mail-per-minute`, `limits.mail-per-hour`).
     public var accountLimits = AccountLimits()
+    /// The admin console (`admin.*`).
+    public var admin = AdminConfiguration()
     /// What was wrong with `providers.*`; ``LatchkeyServices`` refuses to start with any.
     public var invalidProviders: [String] = []
 
@@ -161,6 +163,7 @@ public struct LatchkeyConfiguration: Sendable {
         self.events = EventsConfiguration(reader: reader.scoped(to: "events"))
         self.email = EmailConfiguration(reader: reader)
         self.accountLimits = AccountLimits(reader: reader.scoped(to: "limits"))
+        self.admin = AdminConfiguration(reader: reader.scoped(to: "admin"))
         (self.identityProviders, self.invalidProviders) = IdentityProviderConfiguration.providers(reader: reader.scoped(to: "providers"))
         self.logLevel = reader.string(forKey: "log-level").flatMap(Logger.Level.init(rawValue:)) ?? defaults.logLevel
     }

@@ -31,6 +31,12 @@ package struct LatchkeyMetrics: Sendable {
     func requestFinished(route: String, method: String, status: Int, duration: Duration) {
         self.counter("latchkey_http_requests_total", [("route", route), ("method", method), ("status", String(status))]).increment()
         self.timer("latchkey_http_request_duration_seconds", [("route", route), ("method", method)]).recordNanoseconds(duration.nanoseconds)
+        if status == 429 { self.handles.refusals.withLock { $0[method + " " + route, default: 0] += 1 } }
+    }
+
+    /// The 429 answers of this process since it started, by route (each route's limits: the admin overview).
+    package func refusalsByRoute() -> [(route: String, count: Int)] {
+        self.handles.refusals.withLock { $0 }.map { (route: $0.key, count: $0.value) }.sorted { ($0.count, $1.route) > ($1.count, $0.route) }
     }
 
     func tokenIssued(kind: TokenKind) {
@@ -85,6 +91,7 @@ package struct LatchkeyMetrics: Sendable {
 
     private final class Handles: Sendable {
         let counters = Mutex<[HandleKey: CoreMetrics.Counter]>([:])
+        let refusals = Mutex<[String: Int]>([:])
         let timers = Mutex<[HandleKey: CoreMetrics.Timer]>([:])
         let eventSockets = Mutex<CoreMetrics.Gauge?>(nil)
     }

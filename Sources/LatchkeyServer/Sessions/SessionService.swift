@@ -168,6 +168,14 @@ package struct SessionService: Sendable {
         return revoked.count
     }
 
+    /// Ends one session (support: the admin console); false when it was not live. Its tokens are refused at once here,
+    /// and by other processes through the revocation feed; its event sockets hear `session.revoked` (`admin`).
+    package func revokeSession(id: String) async throws -> Bool {
+        let revoked = try await self.store.revokeSession(id: id, reason: "admin", at: self.clock.now())
+        if revoked { self.cache.invalidate(sessionIDs: [id]) }
+        return revoked
+    }
+
     /// Whether `token` shows a recent sign-in: a session begun within `tokens.recent-authentication` seconds, or a
     /// fresh DPoP `proof` made with the key the session is bound to. Tokens of an identity provider count as recent
     /// (the provider decides how long its sign-ins last).

@@ -159,6 +159,21 @@ enum Migrations {
                     target TEXT NOT NULL, source TEXT NOT NULL, details TEXT)
                 """,
                 "CREATE INDEX audit_events_at ON audit_events(at)",
+                // Admin console accounts, apart from app users: a password hash (set through a one-time setup link, whose
+                // SHA-256 is kept until used) and sessions kept by the SHA-256 of their cookie.
+                """
+                CREATE TABLE admin_accounts (
+                    id TEXT PRIMARY KEY, email TEXT NOT NULL, email_key TEXT NOT NULL UNIQUE, password_hash TEXT,
+                    setup_hash TEXT UNIQUE, setup_expires_at DOUBLE PRECISION, created_at DOUBLE PRECISION NOT NULL,
+                    last_login_at DOUBLE PRECISION) {clustered}
+                """,
+                """
+                CREATE TABLE admin_sessions (
+                    id_hash TEXT PRIMARY KEY, admin_id TEXT NOT NULL REFERENCES admin_accounts(id) ON DELETE CASCADE,
+                    created_at DOUBLE PRECISION NOT NULL, last_seen_at DOUBLE PRECISION NOT NULL,
+                    expires_at DOUBLE PRECISION NOT NULL, ip TEXT NOT NULL) {clustered}
+                """,
+                "CREATE INDEX admin_sessions_admin_id ON admin_sessions(admin_id)",
             ]
         ),
     ]
