@@ -36,8 +36,9 @@ extension SQLLatchkeyStore {
                 var buckets = [Int](repeating: 0, count: 24)
                 for row in try await sql.raw(statement).all() {
                     let at = try row.decode(column: "t", as: Double.self)
-                    let index = Int((at - since.stored) / 3600)
-                    if (0..<24).contains(index) { buckets[index] += 1 }
+                    // The newest hour holds its end (now) too.
+                    let index = min(23, Int((at - since.stored) / 3600))
+                    if at <= now.stored, (0..<24).contains(index) { buckets[index] += 1 }
                 }
                 return buckets
             }

@@ -117,8 +117,9 @@ package struct AdminRoutes: Sendable {
                     details: "code \(issued.record.id) expires \(Self.format(issued.record.expiresAt))")
                 return .page(
                     self.render(
-                        "issued", title: "Access code issued", session: session,
-                        ["user": user, "code": issued.code, "expires": Self.format(issued.record.expiresAt)]))
+                        "issued", title: "Access code issued", session: session, nav: "users",
+                        ["user": user, "code": issued.code, "expires": Self.format(issued.record.expiresAt)],
+                        flash: .ok("Access code issued. Copy it now: it is not shown again.")))
             }
         }
         group.post("users/:id/delete") { request, context in
@@ -176,6 +177,8 @@ package struct AdminRoutes: Sendable {
         let values: [String: Any] = ["csrf": self.admin.preSessionCSRF(nonce: nonce), "email": email]
         do {
             let session = try await self.admin.login(email: email, password: form["password"] ?? "", ip: ip)
+            try await self.services.audit.record(
+                AuditActor(name: "admin:\(session.email)", source: ip), AuditAction.adminSignIn, target: "admin \(session.email)")
             return self.signedIn(session)
         } catch let error as AdminAuthError {
             let (status, text) = Self.describe(error)
@@ -207,9 +210,12 @@ package struct AdminRoutes: Sendable {
         }
         let token = form["token"] ?? ""
         do {
+            let ip = context.clientIP(of: request, trustedProxies: self.trustedProxies)
             let session = try await self.admin.completeSetup(
-                token: token, password: form["password"] ?? "", confirmation: form["password_confirm"] ?? "",
-                ip: context.clientIP(of: request, trustedProxies: self.trustedProxies))
+                token: token, password: form["password"] ?? "", confirmation: form["password_confirm"] ?? "", ip: ip)
+            try await self.services.audit.record(
+                AuditActor(name: "admin:\(session.email)", source: ip), AuditAction.adminSignIn, target: "admin \(session.email)",
+                details: "password set with the setup link")
             return self.signedIn(session)
         } catch let error as AdminAuthError {
             let (status, text) = Self.describe(error)
@@ -229,6 +235,9 @@ package struct AdminRoutes: Sendable {
         let form = try await Self.form(request, context: context)
         guard self.validCSRF(form, expected: session.csrf) else { return Self.forbidden() }
         try await self.admin.logout(cookie: cookie)
+        try await self.services.audit.record(
+            AuditActor(name: "admin:\(session.email)", source: context.clientIP(of: request, trustedProxies: self.trustedProxies)),
+            AuditAction.adminSignOut, target: "admin \(session.email)")
         var response = Self.redirect("/admin/login")
         response.setCookie(self.cookie(Self.sessionCookie, "", maxAge: 0))
         return response

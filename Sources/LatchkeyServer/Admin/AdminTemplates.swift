@@ -55,6 +55,7 @@ enum AdminTemplates {
         <p class="muted">Admin account <strong>{{email}}</strong>. At least 8 characters, not a common password.</p>
         <form id="setup" method="post" action="/admin/setup" class="card stack">
           <input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="token" value="{{token}}">
+          <input type="email" name="username" value="{{email}}" autocomplete="username" readonly hidden>
           <label>Password <input type="password" name="password" autocomplete="new-password" required autofocus></label>
           <label>Again <input type="password" name="password_confirm" autocomplete="new-password" required></label>
           <button type="submit">Set password and sign in</button>
@@ -206,7 +207,7 @@ enum AdminTemplates {
           <label>Actor or target <input type="search" name="q" value="{{q}}"></label>
           <button type="submit">Filter</button>{{#filtered}} <a href="/admin/audit" class="quiet">Clear</a>{{/filtered}}
         </form>
-        <table id="audit"><thead><tr><th>Time</th><th>Actor</th><th>Action</th><th>Target</th><th>From</th><th>Details</th></tr></thead><tbody>
+        <table id="audit"><thead><tr><th>Time</th><th>Actor</th><th>Action</th><th>Target</th><th>Source</th><th>Details</th></tr></thead><tbody>
         {{#events}}<tr><td>{{at}}</td><td>{{actor}}</td><td><code>{{action}}</code></td><td>{{target}}</td><td>{{source}}</td><td>{{details}}</td></tr>{{/events}}
         {{^events}}<tr><td colspan="6" class="muted">No events.</td></tr>{{/events}}
         </tbody></table>

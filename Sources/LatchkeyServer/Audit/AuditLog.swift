@@ -75,6 +75,8 @@ public enum AuditAction {
     public static let userPasswordSet = "user.password.set"
     public static let adminCreate = "admin.create"
     public static let adminRemove = "admin.remove"
+    public static let adminSignIn = "admin.sign_in"
+    public static let adminSignOut = "admin.sign_out"
 }
 
 /// The audit log (`audit_events`): support actions of the CLI and the admin console. Written after an action
