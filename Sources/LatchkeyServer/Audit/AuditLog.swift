@@ -16,9 +16,10 @@ public struct AuditActor: Sendable, Equatable {
         self.source = source
     }
 
-    /// The person running this `latchkey` process: the login name from `LOGNAME`/`USER` (else the user ID), on this host.
+    /// The person running this `latchkey` process: the login name from `LOGNAME`/`USER` (else the account's name), on this host.
     public static func commandLine(environment: [String: String] = ProcessInfo.processInfo.environment) -> AuditActor {
-        let login = [environment["LOGNAME"], environment["USER"]].compactMap { $0 }.first { !$0.isEmpty } ?? "uid \(getuid())"
+        let account = getpwuid(getuid()).flatMap { $0.pointee.pw_name.map { String(cString: $0) } }
+        let login = [environment["LOGNAME"], environment["USER"], account].compactMap { $0 }.first { !$0.isEmpty } ?? "uid \(getuid())"
         return AuditActor(name: "cli:\(login)", source: "cli on \(ProcessInfo.processInfo.hostName)")
     }
 }
