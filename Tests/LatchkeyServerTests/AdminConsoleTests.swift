@@ -103,6 +103,27 @@ struct AdminConsoleTests {
         }
     }
 
+    /// With `admin.port`, `latchkey serve` answers the console on that port only, and the setup link of a CLI with the same
+    /// settings points there.
+    @available(LatchkeyServer 1.0, *)
+    @Test func adminPortServesTheConsoleApartFromTheAPI() async throws {
+        let (port, adminPort) = (try ServeCommandTests.freePort(), try ServeCommandTests.freePort())
+        let server = try await ServeCommandTests.start(
+            ["serve", "--port", String(port)], environment: ["LATCHKEY_ADMIN_ENABLED": "true", "LATCHKEY_ADMIN_PORT": String(adminPort)], port: port)
+        let console = ServeCommandTests.ServerProcess(pid: server.pid, port: adminPort, directory: server.directory)
+        #expect(try await console.get("admin/login").0 == 200)
+        #expect(try await server.get("admin/login").0 == 404)
+        #expect(try await console.get("api/v1/health").0 == 404)
+        let create = try await LatchkeyCLI.run(
+            ["admin", "create", "ann@example.com", "--database", server.directory.appendingPathComponent("latchkey.sqlite").path],
+            masterKey: try String(contentsOf: server.directory.appendingPathComponent("latchkey.sqlite.key"), encoding: .utf8)
+                .trimmingCharacters(in: .whitespacesAndNewlines),
+            workingDirectory: server.directory, environment: ["LATCHKEY_ADMIN_ENABLED": "true", "LATCHKEY_ADMIN_PORT": String(adminPort)])
+        #expect(create.exitCode == 0, "\(create)")
+        #expect(create.stdout.hasPrefix("http://127.0.0.1:\(adminPort)/admin/setup?token="), "\(create)")
+        #expect(await server.terminate() == 0, "log:\n\(server.log)")
+    }
+
     @available(LatchkeyServer 1.0, *)
     @Test func everyPageNeedsASessionAndEveryActionIsRefusedWithoutOne() async throws {
         try await Self.withConsole { browser, client, server in
