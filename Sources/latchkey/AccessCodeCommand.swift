@@ -75,17 +75,10 @@ struct AccessCodeCommand: AsyncParsableCommand {
 /// Parses "3600", "90s", "90m", "12h", "30d".
 @available(LatchkeyServer 1.0, *)
 func parseDuration(_ text: String) throws -> TimeInterval {
-    let units: [Character: TimeInterval] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
-    var number = Substring(text)
-    var unit: TimeInterval = 1
-    if let last = text.last, let multiplier = units[last] {
-        number = text.dropLast()
-        unit = multiplier
-    }
-    guard let value = Double(number), value > 0, value.isFinite else {
+    guard let seconds = DurationText.seconds(text) else {
         throw ValidationError("'\(text)' is not a duration: use seconds or a number with s, m, h or d (e.g. 30d).")
     }
-    return value * unit
+    return seconds
 }
 
 @available(LatchkeyServer 1.0, *)

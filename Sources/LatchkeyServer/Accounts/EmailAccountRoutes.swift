@@ -95,7 +95,7 @@ struct EmailAccountRoutes {
         }
         api.add(Self.verifyForm, requirements: [self.perClient]) { request, context in
             guard let accounts = self.accounts else { return Self.page(.notFound, "Not available", "Email accounts are off on this server.") }
-            let form = try await Self.form(request, context: context)
+            let form = try await request.formFields(upTo: context.maxUploadSize)
             guard let token = form["token"], !token.isEmpty else { return Self.page(.badRequest, "Link incomplete", "The form had no token.") }
             do {
                 let account = try await accounts.verifyEmail(VerifyEmailRequest(token: token))
@@ -122,7 +122,7 @@ struct EmailAccountRoutes {
         }
         api.add(Self.resetForm, requirements: [self.perClient]) { request, context in
             guard let accounts = self.accounts else { return Self.page(.notFound, "Not available", "Email accounts are off on this server.") }
-            let form = try await Self.form(request, context: context)
+            let form = try await request.formFields(upTo: context.maxUploadSize)
             guard let token = form["token"], !token.isEmpty, let password = form["new_password"] else {
                 return Self.page(.badRequest, "Form incomplete", "The form needs the token and a new password.")
             }
@@ -145,20 +145,6 @@ struct EmailAccountRoutes {
         let values = request.uri.queryParameters.getAll("token")
         guard values.count == 1, let token = values.first.map({ String($0) }), !token.isEmpty, token.count <= 200 else { return nil }
         return token
-    }
-
-    /// The fields of an `application/x-www-form-urlencoded` body.
-    private static func form(_ request: Request, context: LatchkeyRequestContext) async throws -> [String: String] {
-        var request = request
-        let buffer = try await request.collectBody(upTo: context.maxUploadSize)
-        var fields: [String: String] = [:]
-        for pair in String(buffer: buffer).split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            func decode(_ text: Substring) -> String? { String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding }
-            guard let name = decode(parts[0]), let value = decode(parts.count > 1 ? parts[1] : "") else { continue }
-            fields[name] = value
-        }
-        return fields
     }
 
     /// A small HTML page that cannot be framed, cached, or leak its URL (which holds a token) in a Referer.

@@ -167,7 +167,7 @@ package struct AdminRoutes: Sendable {
     }
 
     private func login(_ request: Request, context: LatchkeyRequestContext) async throws -> Response {
-        let form = try await Self.form(request, context: context)
+        let form = try await request.formFields(upTo: 16 * 1024)
         guard let nonce = request.cookies[Self.preSessionCookie]?.value, self.validCSRF(form, expected: self.admin.preSessionCSRF(nonce: nonce))
         else {
             return Self.forbidden()
@@ -203,7 +203,7 @@ package struct AdminRoutes: Sendable {
     }
 
     private func setup(_ request: Request, context: LatchkeyRequestContext) async throws -> Response {
-        let form = try await Self.form(request, context: context)
+        let form = try await request.formFields(upTo: 16 * 1024)
         guard let nonce = request.cookies[Self.preSessionCookie]?.value, self.validCSRF(form, expected: self.admin.preSessionCSRF(nonce: nonce))
         else {
             return Self.forbidden()
@@ -232,7 +232,7 @@ package struct AdminRoutes: Sendable {
         guard let cookie = request.cookies[Self.sessionCookie]?.value, let session = try await self.admin.session(cookie: cookie) else {
             return Self.redirect("/admin/login")
         }
-        let form = try await Self.form(request, context: context)
+        let form = try await request.formFields(upTo: 16 * 1024)
         guard self.validCSRF(form, expected: session.csrf) else { return Self.forbidden() }
         try await self.admin.logout(cookie: cookie)
         try await self.services.audit.record(
@@ -278,7 +278,7 @@ package struct AdminRoutes: Sendable {
         guard let cookie = request.cookies[Self.sessionCookie]?.value, let session = try await self.admin.session(cookie: cookie) else {
             return Self.forbidden()
         }
-        let form = try await Self.form(request, context: context)
+        let form = try await request.formFields(upTo: 16 * 1024)
         guard self.validCSRF(form, expected: session.csrf) else { return Self.forbidden() }
         let actor = AuditActor(name: "admin:\(session.email)", source: context.clientIP(of: request, trustedProxies: self.trustedProxies))
         do {
@@ -480,17 +480,9 @@ package struct AdminRoutes: Sendable {
         value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
     }
 
-    /// `30d`, `12h`, `90m`, `45s` or seconds; nil when not a positive duration.
+    /// `30d`, `12h`, `90m`, `45s` or seconds, up to a year; nil otherwise.
     static func duration(_ text: String) -> TimeInterval? {
-        let units: [Character: TimeInterval] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
-        var number = Substring(text)
-        var unit: TimeInterval = 1
-        if let last = text.last, let multiplier = units[last] {
-            number = text.dropLast()
-            unit = multiplier
-        }
-        guard let value = Double(number), value > 0, value.isFinite, value * unit <= 366 * 86_400 else { return nil }
-        return value * unit
+        DurationText.seconds(text).flatMap { $0 <= 366 * 86_400 ? $0 : nil }
     }
 
     static func describe(_ error: AdminAuthError) -> (HTTPResponse.Status, String) {
@@ -535,20 +527,6 @@ package struct AdminRoutes: Sendable {
         Response(
             status: .ok, headers: [.contentType: type, .cacheControl: "public, max-age=3600"],
             body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
-    }
-
-    /// The fields of an `application/x-www-form-urlencoded` body (at most 16 KiB).
-    static func form(_ request: Request, context: LatchkeyRequestContext) async throws -> [String: String] {
-        var request = request
-        let buffer = try await request.collectBody(upTo: 16 * 1024)
-        var fields: [String: String] = [:]
-        for pair in String(buffer: buffer).split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            func decode(_ text: Substring) -> String? { String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding }
-            guard let name = decode(parts[0]), let value = decode(parts.count > 1 ? parts[1] : "") else { continue }
-            fields[name] = value
-        }
-        return fields
     }
 }
 
