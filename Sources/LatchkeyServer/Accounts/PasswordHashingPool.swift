@@ -3,7 +3,8 @@ import Foundation
 import LatchkeyPasswords
 import Synchronization
 
-/// Runs password hashes off the event loops and the task pool, at most `threads` at a time, with at most `queueLimit`
+/// Runs password hashes on ``HashingThreads`` (dedicated, at a lower CPU priority), off the event loops and the task pool,
+/// at most `threads` at a time, with at most `queueLimit`
 /// more waiting: beyond that a request is refused at once (``AccountError/busy``, 503 with `Retry-After`) instead of
 /// queueing without end. So a flood of logins costs at most `threads` cores; token verification, which never hashes
 /// a password, keeps the others.
@@ -13,7 +14,6 @@ final class PasswordHashingPool: Sendable {
     let threads: Int
     let queueLimit: Int
     private let state = Mutex<State>(State())
-    private let queue = DispatchQueue(label: "latchkey.password-hashing", qos: .userInitiated, attributes: .concurrent)
     /// A hash of a random password, verified against when an address has no account, so that an unknown address costs
     /// the same time as a wrong password.
     private let dummy = Mutex<String?>(nil)
@@ -27,6 +27,7 @@ final class PasswordHashingPool: Sendable {
         self.hasher = hasher
         self.threads = threads
         self.queueLimit = queueLimit
+        HashingThreads.shared.ensure(threads)
     }
 
     /// The PHC string of `password` (normalised already).
@@ -75,7 +76,7 @@ final class PasswordHashingPool: Sendable {
             }
         }
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
-            self.queue.async { continuation.resume(returning: body()) }
+            HashingThreads.shared.submit { continuation.resume(returning: body()) }
         }
         // The slot passes straight to the next waiter, if any.
         let next = self.state.withLock { state -> CheckedContinuation<Void, Never>? in
