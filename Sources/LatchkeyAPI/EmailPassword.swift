@@ -149,14 +149,10 @@ extension ErrorCode {
 }
 
 /// Why a password was refused (`weak_password`'s `reason`).
+/// Encoded as the bare string (the standard library's coding of a `RawRepresentable` with a `String` raw value).
 public struct WeakPasswordReason: RawRepresentable, Hashable, Codable, Sendable, CustomStringConvertible {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
-    public init(from decoder: any Decoder) throws { self.rawValue = try decoder.singleValueContainer().decode(String.self) }
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(self.rawValue)
-    }
     public var description: String { self.rawValue }
 
     /// Fewer than 8 characters (after NFKC normalisation).

@@ -36,9 +36,7 @@ struct AccountCLITests {
 
     @available(LatchkeyServer 1.0, *)
     @Test func verifyEmailLetsAnAccountWhoseMailNeverCameSignIn() async throws {
-        let peer = try await SMTPPeer.shared()
-        let server = try await TestServer.make { $0.useMailPeer(peer) }
-        try await server.test(.live) { client in
+        try await withMailServer { client, server, peer in
             let email = newAddress()
             let registered = try await client.register(email, Self.password).decode(EmailAccountResponse.self)
             #expect(try await client.login(email, Self.password).envelope?.error.code == .emailNotVerified)
@@ -58,9 +56,7 @@ struct AccountCLITests {
 
     @available(LatchkeyServer 1.0, *)
     @Test func verifyEmailOfAUserWithoutAnAddressFailsNamingTheUser() async throws {
-        let peer = try await SMTPPeer.shared()
-        let server = try await TestServer.make { $0.useMailPeer(peer) }
-        try await server.test(.live) { client in
+        try await withMailServer { client, server, peer in
             let device = try await client.registerDevice()
             let run = try await Self.cli(server, "users", "verify-email", device.userID)
             #expect(run.exitCode != 0, "\(run)")
@@ -72,9 +68,7 @@ struct AccountCLITests {
     /// working, the new one signs in, and the password is printed nowhere.
     @available(LatchkeyServer 1.0, *)
     @Test func setPasswordReadsStandardInputAndEndsEverySession() async throws {
-        let peer = try await SMTPPeer.shared()
-        let server = try await TestServer.make { $0.useMailPeer(peer) }
-        try await server.test(.live) { client in
+        try await withMailServer { client, server, peer in
             let email = newAddress()
             let session = try await client.verifiedAccount(email, Self.password, peer: peer)
             let newPassword = "a brand new passphrase \(UUID().uuidString.prefix(8))"
@@ -93,9 +87,7 @@ struct AccountCLITests {
     @available(LatchkeyServer 1.0, *)
     @Test(arguments: ["password\n", "short\n", "\n"])
     func setPasswordRefusesAWeakOrMissingPasswordAndChangesNothing(input: String) async throws {
-        let peer = try await SMTPPeer.shared()
-        let server = try await TestServer.make { $0.useMailPeer(peer) }
-        try await server.test(.live) { client in
+        try await withMailServer { client, server, peer in
             let email = newAddress()
             let session = try await client.verifiedAccount(email, Self.password, peer: peer)
             let run = try await Self.cli(server, input: input, "users", "set-password", session.userID)

@@ -15,9 +15,7 @@ struct EmailAccountTests {
 
     @available(LatchkeyServer 1.0, *)
     @Test func registeringWithoutABearerCreatesAnUnverifiedUserAndMailsACodeThatVerifiesOnce() async throws {
-        let peer = try await SMTPPeer.shared()
-        let server = try await TestServer.make { $0.useMailPeer(peer) }
-        try await server.test(.live) { client in
+        try await withMailServer { client, server, peer in
             let email = newAddress()
             let registered = try await client.register(email, Self.password)
             #expect(registered.status == .created)
@@ -44,9 +42,7 @@ struct EmailAccountTests {
 
     @available(LatchkeyServer 1.0, *)
     @Test func signingInNeedsTheAddressVerifiedAndGivesASessionOfTheSameUser() async throws {
-        let peer = try await SMTPPeer.shared()
-        let server = try await TestServer.make { $0.useMailPeer(peer) }
-        try await server.test(.live) { client in
+        try await withMailServer { client, server, peer in
             let email = newAddress()
             let account = try await client.register(email, Self.password).decode(EmailAccountResponse.self)
             let early = try await client.login(email, Self.password)
@@ -66,9 +62,7 @@ struct EmailAccountTests {
 
     @available(LatchkeyServer 1.0, *)
     @Test func registeringWithADeviceSessionAttachesTheAddressToThatUser() async throws {
-        let peer = try await SMTPPeer.shared()
-        let server = try await TestServer.make { $0.useMailPeer(peer) }
-        try await server.test(.live) { client in
+        try await withMailServer { client, server, peer in
             let device = try await client.registerDevice()
             let email = newAddress()
             let registered = try await client.register(email, Self.password, bearer: device.accessToken)
@@ -84,9 +78,7 @@ struct EmailAccountTests {
 
     @available(LatchkeyServer 1.0, *)
     @Test func aUserHasOneAddressAndAnAddressOneUserIgnoringCase() async throws {
-        let peer = try await SMTPPeer.shared()
-        let server = try await TestServer.make { $0.useMailPeer(peer) }
-        try await server.test(.live) { client in
+        try await withMailServer { client, server, peer in
             let device = try await client.registerDevice()
             let email = newAddress()
             #expect(try await client.register(email, Self.password, bearer: device.accessToken).status == .created)
@@ -104,9 +96,7 @@ struct EmailAccountTests {
 
     @available(LatchkeyServer 1.0, *)
     @Test func addressesAreTrimmedAndTheirDomainLowercasedInPunycode() async throws {
-        let peer = try await SMTPPeer.shared()
-        let server = try await TestServer.make { $0.useMailPeer(peer) }
-        try await server.test(.live) { client in
+        try await withMailServer { client, server, peer in
             let tag = UUID().uuidString.prefix(8).lowercased()
             let registered = try await client.register("  Ann.Lee+\(tag)@BÜCHER.example ", Self.password)
             #expect(registered.status == .created)
@@ -117,9 +107,7 @@ struct EmailAccountTests {
     @available(LatchkeyServer 1.0, *)
     @Test(arguments: ["no-at-sign", "a@b", "a..b@example.com", "a@[1.2.3.4]", "ü@example.com"])
     func malformedAddressesAreRefusedAndCreateNothing(address: String) async throws {
-        let peer = try await SMTPPeer.shared()
-        let server = try await TestServer.make { $0.useMailPeer(peer) }
-        try await server.test(.live) { client in
+        try await withMailServer { client, server, peer in
             let refused = try await client.register(address, Self.password)
             #expect(refused.status == .badRequest)
             #expect(refused.envelope?.error.code == .invalidEmail)
@@ -134,9 +122,7 @@ struct EmailAccountTests {
     ])
     @available(LatchkeyServer 1.0, *)
     func weakPasswordsAreRefusedWithTheirReason(password: String, reason: WeakPasswordReason) async throws {
-        let peer = try await SMTPPeer.shared()
-        let server = try await TestServer.make { $0.useMailPeer(peer) }
-        try await server.test(.live) { client in
+        try await withMailServer { client, server, peer in
             let email = newAddress()
             let refused = try await client.register(email, password.replacingOccurrences(of: "{email}", with: email))
             #expect(refused.status == .badRequest)
@@ -147,9 +133,7 @@ struct EmailAccountTests {
 
     @available(LatchkeyServer 1.0, *)
     @Test func aPasswordIsOneWhetherTypedInFullWidthOrASCII() async throws {
-        let peer = try await SMTPPeer.shared()
-        let server = try await TestServer.make { $0.useMailPeer(peer) }
-        try await server.test(.live) { client in
+        try await withMailServer { client, server, peer in
             let email = newAddress()
             _ = try await client.verifiedAccount(email, "ｃｏｒｒｅｃｔ\u{3000}ｈｏｒｓｅ\u{3000}ｂａｔｔｅｒｙ", peer: peer)
             #expect(try await client.login(email, "correct horse battery").status == .ok)
@@ -158,9 +142,7 @@ struct EmailAccountTests {
 
     @available(LatchkeyServer 1.0, *)
     @Test func theMailedLinkOpensAPageAndOnlyItsButtonVerifies() async throws {
-        let peer = try await SMTPPeer.shared()
-        let server = try await TestServer.make { $0.useMailPeer(peer) }
-        try await server.test(.live) { client in
+        try await withMailServer { client, server, peer in
             let email = newAddress()
             _ = try await client.register(email, Self.password)
             let token = try await peer.mail(to: email).token
@@ -187,9 +169,7 @@ struct EmailAccountTests {
 
     @available(LatchkeyServer 1.0, *)
     @Test func theLinkTokenVerifiesAsJSONToo() async throws {
-        let peer = try await SMTPPeer.shared()
-        let server = try await TestServer.make { $0.useMailPeer(peer) }
-        try await server.test(.live) { client in
+        try await withMailServer { client, server, peer in
             let email = newAddress()
             _ = try await client.register(email, Self.password)
             let token = try await peer.mail(to: email).token
@@ -201,9 +181,7 @@ struct EmailAccountTests {
 
     @available(LatchkeyServer 1.0, *)
     @Test func fiveWrongCodesSpendTheCode() async throws {
-        let peer = try await SMTPPeer.shared()
-        let server = try await TestServer.make { $0.useMailPeer(peer) }
-        try await server.test(.live) { client in
+        try await withMailServer { client, server, peer in
             let email = newAddress()
             _ = try await client.register(email, Self.password)
             let code = try await peer.mail(to: email).code
@@ -217,9 +195,7 @@ struct EmailAccountTests {
 
     @available(LatchkeyServer 1.0, *)
     @Test func aCodeExpiresAfterFifteenMinutes() async throws {
-        let peer = try await SMTPPeer.shared()
-        let server = try await TestServer.make { $0.useMailPeer(peer) }
-        try await server.test(.live) { client in
+        try await withMailServer { client, server, peer in
             let email = newAddress()
             _ = try await client.register(email, Self.password)
             let code = try await peer.mail(to: email).code

@@ -15,9 +15,7 @@ struct EmailSignInTests {
 
     @available(LatchkeyServer 1.0, *)
     @Test func anUnknownAddressAndAWrongPasswordGetTheSameAnswer() async throws {
-        let peer = try await SMTPPeer.shared()
-        let server = try await TestServer.make { $0.useMailPeer(peer) }
-        try await server.test(.live) { client in
+        try await withMailServer { client, server, peer in
             let email = newAddress()
             _ = try await client.verifiedAccount(email, Self.password, peer: peer)
             let unknown = try await client.login(newAddress(), Self.password)
@@ -78,9 +76,7 @@ struct EmailSignInTests {
 
     @available(LatchkeyServer 1.0, *)
     @Test func tenFailuresHoldTheAccountBackForFifteenMinutesAndNoOtherAccount() async throws {
-        let peer = try await SMTPPeer.shared()
-        let server = try await TestServer.make { $0.useMailPeer(peer) }
-        try await server.test(.live) { client in
+        try await withMailServer { client, server, peer in
             let email = newAddress()
             let other = newAddress()
             _ = try await client.verifiedAccount(email, Self.password, peer: peer)
@@ -101,9 +97,7 @@ struct EmailSignInTests {
 
     @available(LatchkeyServer 1.0, *)
     @Test func resendingAnswersTheSameWhateverTheAddress() async throws {
-        let peer = try await SMTPPeer.shared()
-        let server = try await TestServer.make { $0.useMailPeer(peer) }
-        try await server.test(.live) { client in
+        try await withMailServer { client, server, peer in
             let unverified = newAddress()
             let verified = newAddress()
             _ = try await client.register(unverified, Self.password)
@@ -120,9 +114,7 @@ struct EmailSignInTests {
 
     @available(LatchkeyServer 1.0, *)
     @Test func aNewCodeGoesAtMostOnceAMinuteAndReplacesTheOldOne() async throws {
-        let peer = try await SMTPPeer.shared()
-        let server = try await TestServer.make { $0.useMailPeer(peer) }
-        try await server.test(.live) { client in
+        try await withMailServer { client, server, peer in
             let email = newAddress()
             _ = try await client.register(email, Self.password)
             let first = try await peer.mail(to: email)

@@ -51,9 +51,7 @@ struct OutboxTests {
 
     @available(LatchkeyServer 1.0, *)
     @Test func aPermanentRefusalFailsTheMailAtOnce() async throws {
-        let peer = try await SMTPPeer.shared()
-        let server = try await TestServer.make { $0.useMailPeer(peer) }
-        try await server.test(.live) { client in
+        try await withMailServer { client, server, peer in
             let email = newAddress("refuse")
             #expect(try await client.register(email, Self.password).status == .created)
             let entry = try await outboxEntry(to: email, in: server) { $0.lastError != nil }
@@ -65,9 +63,7 @@ struct OutboxTests {
 
     @available(LatchkeyServer 1.0, *)
     @Test func aTemporaryRefusalIsRetriedLater() async throws {
-        let peer = try await SMTPPeer.shared()
-        let server = try await TestServer.make { $0.useMailPeer(peer) }
-        try await server.test(.live) { client in
+        try await withMailServer { client, server, peer in
             let email = newAddress("tempfail")
             #expect(try await client.register(email, Self.password).status == .created)
             let entry = try await outboxEntry(to: email, in: server) { $0.lastError != nil }

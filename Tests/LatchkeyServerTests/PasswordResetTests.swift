@@ -27,9 +27,7 @@ struct PasswordResetTests {
 
     @available(LatchkeyServer 1.0, *)
     @Test func askingForAResetAnswersTheSameForAnUnknownAddress() async throws {
-        let peer = try await SMTPPeer.shared()
-        let server = try await TestServer.make { $0.useMailPeer(peer) }
-        try await server.test(.live) { client in
+        try await withMailServer { client, server, peer in
             let email = newAddress()
             _ = try await client.register(email, Self.password)
             let known = try await client.send(.post, "/api/v1/auth/reset-password", body: EmailAddressRequest(email: email))
@@ -41,9 +39,7 @@ struct PasswordResetTests {
 
     @available(LatchkeyServer 1.0, *)
     @Test func theResetCodeSetsTheNewPasswordAndEndsEverySession() async throws {
-        let peer = try await SMTPPeer.shared()
-        let server = try await TestServer.make { $0.useMailPeer(peer) }
-        try await server.test(.live) { client in
+        try await withMailServer { client, server, peer in
             let email = newAddress()
             let first = try await client.verifiedAccount(email, Self.password, peer: peer)
             let second = try await client.login(email, Self.password).decode(TokenPairResponse.self)
@@ -63,9 +59,7 @@ struct PasswordResetTests {
 
     @available(LatchkeyServer 1.0, *)
     @Test func theResetLinkOpensAFormWhosePostSetsTheNewPassword() async throws {
-        let peer = try await SMTPPeer.shared()
-        let server = try await TestServer.make { $0.useMailPeer(peer) }
-        try await server.test(.live) { client in
+        try await withMailServer { client, server, peer in
             let email = newAddress()
             _ = try await client.verifiedAccount(email, Self.password, peer: peer)
             let token = try await Self.resetMail(email, client: client, server: server, peer: peer).token
@@ -87,9 +81,7 @@ struct PasswordResetTests {
 
     @available(LatchkeyServer 1.0, *)
     @Test func aResetByLinkRefusesTheAddressAsTheNewPassword() async throws {
-        let peer = try await SMTPPeer.shared()
-        let server = try await TestServer.make { $0.useMailPeer(peer) }
-        try await server.test(.live) { client in
+        try await withMailServer { client, server, peer in
             let email = newAddress()
             _ = try await client.verifiedAccount(email, Self.password, peer: peer)
             let token = try await Self.resetMail(email, client: client, server: server, peer: peer).token
@@ -103,9 +95,7 @@ struct PasswordResetTests {
 
     @available(LatchkeyServer 1.0, *)
     @Test func changingThePasswordNeedsTheCurrentOneAndEndsOnlyTheOtherSessions() async throws {
-        let peer = try await SMTPPeer.shared()
-        let server = try await TestServer.make { $0.useMailPeer(peer) }
-        try await server.test(.live) { client in
+        try await withMailServer { client, server, peer in
             let email = newAddress()
             let caller = try await client.verifiedAccount(email, Self.password, peer: peer)
             let other = try await client.login(email, Self.password).decode(TokenPairResponse.self)

@@ -139,3 +139,12 @@ func unusedPort() async throws -> Int {
     try await channel.close()
     return port
 }
+
+/// Runs `body` against a fresh live server whose email accounts mail through the test run's SMTP peer
+/// (``LatchkeyConfiguration/useMailPeer(_:port:startTLS:)``: plain port, cheap hashes).
+@available(LatchkeyServer 1.0, *)
+func withMailServer(_ body: @Sendable @escaping (any TestClientProtocol, TestServer, SMTPPeer) async throws -> Void) async throws {
+    let peer = try await SMTPPeer.shared()
+    let server = try await TestServer.make { $0.useMailPeer(peer) }
+    try await server.test(.live) { client in try await body(client, server, peer) }
+}
