@@ -46,7 +46,7 @@ struct AccessCodeCommand: AsyncParsableCommand {
             }
             print(["ID", "USER", "CREATED", "EXPIRES", "STATUS", "NOTE"].joined(separator: "\t"))
             for code in codes.0 {
-                let status = code.revokedAt != nil ? "revoked" : code.expiresAt <= codes.1 ? "expired" : "active"
+                let status = code.status(at: codes.1)
                 print(
                     [code.id, code.userID, code.createdAt.iso8601, code.expiresAt.iso8601, status, code.note ?? ""].joined(separator: "\t"))
             }

@@ -714,7 +714,7 @@ extension StoreContract {
     // MARK: Access codes
 
     static let accessCodes: [StoreContract] = [
-        StoreContract("access codes: insert, read, list in creation order") { store async throws in
+        StoreContract("access codes: insert, read, list in creation order, and one user's newest first") { store async throws in
             let user = newID()
             #expect(try await store.registerUser(id: user, kind: .federated, at: at(0)))
             let later = accessCode(user: user, at: at(20), note: "ci")
@@ -725,6 +725,11 @@ extension StoreContract {
             #expect(try await store.accessCode(id: earlier.id) == earlier)
             #expect(try await store.accessCode(id: newID()) == nil)
             #expect(try await store.accessCodes() == [earlier, later])
+            let other = newID()
+            #expect(try await store.registerUser(id: other, kind: .federated, at: at(0)))
+            try await store.insertAccessCode(accessCode(user: other, at: at(15)))
+            #expect(try await store.accessCodes(ofUser: user) == [later, earlier])
+            #expect(try await store.accessCodes(ofUser: newID()).isEmpty)
         },
         StoreContract("access codes: duplicate ID or unknown user is a conflict") { store async throws in
             let user = newID()

@@ -31,6 +31,9 @@ package struct AccessCodeService: Sendable {
 
     package func list() async throws -> [AccessCodeRecord] { try await self.store.accessCodes() }
 
+    /// The codes issued for `userID`, newest first.
+    package func list(ofUser userID: String) async throws -> [AccessCodeRecord] { try await self.store.accessCodes(ofUser: userID) }
+
     /// Revokes the code with ID (`jti`) `id` and ends the sessions exchanged from it; they get 401 at once on this
     /// server, and on the others through the revocation feed.
     package func revoke(id: String) async throws -> (code: AccessCodeRecord, revokedSessions: Int) {

@@ -6,6 +6,8 @@ import SQLKit
 package protocol AccessCodeStore: AccessCodeLookup {
     func insertAccessCode(_ code: AccessCodeRecord) async throws
     func accessCodes() async throws -> [AccessCodeRecord]
+    /// The codes issued for `userID`, newest first.
+    func accessCodes(ofUser userID: String) async throws -> [AccessCodeRecord]
     /// Revokes the code and ends the sessions exchanged from it; returns the code and those sessions' IDs, or nil when
     /// there is no such code.
     func revokeAccessCode(id: String, at time: Date) async throws -> (code: AccessCodeRecord, revokedSessions: [String])?
@@ -34,6 +36,13 @@ extension SQLLatchkeyStore: AccessCodeStore {
     package func accessCodes() async throws -> [AccessCodeRecord] {
         try await self.database.read { sql in
             try await sql.raw("SELECT * FROM access_codes ORDER BY created_at, id").all().map(Self.accessCode(from:))
+        }
+    }
+
+    package func accessCodes(ofUser userID: String) async throws -> [AccessCodeRecord] {
+        try await self.database.read { sql in
+            try await sql.raw("SELECT * FROM access_codes WHERE user_id = \(bind: userID) ORDER BY created_at DESC, id")
+                .all().map(Self.accessCode(from:))
         }
     }
 

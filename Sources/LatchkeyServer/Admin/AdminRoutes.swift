@@ -329,7 +329,7 @@ package struct AdminRoutes: Sendable {
         async let sessions = self.services.store.adminSessions(ofUser: id, limit: 100)
         async let identities = self.services.store.identities(ofUser: id)
         async let budget = self.services.budgets.budget(ofUser: id)
-        async let codes = self.services.accessCodes.list()
+        async let codes = self.services.accessCodes.list(ofUser: id)
         async let account = self.services.accounts.account(userID: id)
         var values: [String: Any] = [
             "id": id, "user": id, "kind": user.kind.rawValue, "created": Self.format(user.createdAt),
@@ -349,7 +349,7 @@ package struct AdminRoutes: Sendable {
                 return item
             },
             "identities": try await identities.map { ["provider": $0.provider, "subject": $0.subject, "created": Self.format($0.createdAt)] },
-            "codes": try await codes.filter { $0.userID == id }.sorted { $0.createdAt > $1.createdAt }.map { Self.codeItem($0, now: now) },
+            "codes": try await codes.map { Self.codeItem($0, now: now) },
         ]
         let state = try await budget
         values["limit"] = Self.number(state.limit)
@@ -371,7 +371,7 @@ package struct AdminRoutes: Sendable {
                 "id": id, "devices": String(try await self.services.users.devices(ofUser: id).count),
                 "live": String(sessions.filter { $0.revokedAt == nil }.count),
                 "identities": String(try await self.services.store.identities(ofUser: id).count),
-                "codes": String(try await self.services.accessCodes.list().filter { $0.userID == id }.count),
+                "codes": String(try await self.services.accessCodes.list(ofUser: id).count),
             ])
     }
 
@@ -463,7 +463,7 @@ package struct AdminRoutes: Sendable {
     }
 
     static func codeItem(_ code: AccessCodeRecord, now: Date) -> [String: Any] {
-        let status = code.revokedAt != nil ? "revoked" : code.expiresAt <= now ? "expired" : "active"
+        let status = code.status(at: now)
         return [
             "id": code.id, "short": String(code.id.prefix(8)), "note": code.note ?? "", "expires": Self.format(code.expiresAt), "status": status,
             "active": status == "active", "user": code.userID,

@@ -53,6 +53,11 @@ package struct AccessCodeRecord: Sendable, Equatable {
     package var createdAt: Date
     package var expiresAt: Date
     package var revokedAt: Date?
+
+    /// `revoked`, `expired` or `active` at `time`.
+    package func status(at time: Date) -> String {
+        self.revokedAt != nil ? "revoked" : self.expiresAt <= time ? "expired" : "active"
+    }
 }
 
 /// A signing key: the public key in PEM, the private key sealed with the master key.
