@@ -32,15 +32,21 @@ extension SQLLatchkeyStore {
             func count(_ statement: SQLQueryString) async throws -> Int {
                 try await sql.raw(statement).first()?.decode(column: "n", as: Int.self) ?? 0
             }
-            func perHour(_ statement: SQLQueryString) async throws -> [Int] {
-                var buckets = [Int](repeating: 0, count: 24)
-                for row in try await sql.raw(statement).all() {
-                    let at = try row.decode(column: "t", as: Double.self)
-                    // The newest hour holds its end (now) too.
-                    let index = min(23, Int((at - since.stored) / 3600))
-                    if at <= now.stored, (0..<24).contains(index) { buckets[index] += 1 }
+            /// Rows of `table` whose `column` lies in each hour since `since`, counted by the database (the newest
+            /// hour holds its end, now, too).
+            func perHour(_ column: String, in table: String) async throws -> [Int] {
+                let hours: [SQLQueryString] = (0..<24).map { hour in
+                    let start = since.stored + Double(hour) * 3600
+                    let end: SQLQueryString = hour == 23 ? "" : " AND \(ident: column) < \(bind: start + 3600)"
+                    return "SUM(CASE WHEN \(ident: column) >= \(bind: start)\(end) THEN 1 ELSE 0 END) AS \(ident: "h\(hour)")"
                 }
-                return buckets
+                let row = try await sql.raw(
+                    """
+                    SELECT \(hours.joined(separator: ", ")) FROM \(ident: table)
+                    WHERE \(ident: column) > \(bind: since.stored) AND \(ident: column) <= \(bind: now.stored)
+                    """
+                ).first()
+                return try (0..<24).map { try row?.decode(column: "h\($0)", as: Int?.self) ?? 0 }
             }
             let users = try await count("SELECT COUNT(*) AS n FROM users")
             let devices = try await count("SELECT COUNT(*) AS n FROM devices")
@@ -49,8 +55,8 @@ extension SQLLatchkeyStore {
                 SELECT COUNT(*) AS n FROM sessions s WHERE s.revoked_at IS NULL AND EXISTS (
                     SELECT 1 FROM refresh_tokens r WHERE r.session_id = s.id AND r.used_at IS NULL AND r.expires_at > \(bind: now.stored))
                 """)
-            let signIns = try await perHour("SELECT created_at AS t FROM sessions WHERE created_at > \(bind: since.stored)")
-            let refreshes = try await perHour("SELECT used_at AS t FROM refresh_tokens WHERE used_at > \(bind: since.stored)")
+            let signIns = try await perHour("created_at", in: "sessions")
+            let refreshes = try await perHour("used_at", in: "refresh_tokens")
             return AdminOverview(users: users, devices: devices, liveSessions: live, signInsPerHour: signIns, refreshesPerHour: refreshes)
         }
     }
@@ -66,10 +72,7 @@ extension SQLLatchkeyStore {
             }
         }
         let lowered = text.lowercased()
-        let pattern =
-            "%"
-            + lowered.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
-            .replacingOccurrences(of: "_", with: "\\_") + "%"
+        let pattern = "%" + Self.likeEscaped(lowered) + "%"
         return try await self.database.read { sql in
             try await sql.raw(
                 """
