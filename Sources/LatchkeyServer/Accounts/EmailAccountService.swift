@@ -115,13 +115,11 @@ package final class EmailAccountService: Sendable {
     /// A session for the account whose address and password these are.
     package func login(email: String, password: String, proof: VerifiedProof?) async throws -> TokenPairResponse {
         let normalized = PasswordPolicy.normalize(password)
-        let address = try? EmailAddress(parsing: email)
-        let key = address?.key ?? email.lowercased()
+        let key = EmailAddress.lookupKey(email)
         if let resetAt = try await self.limiter.overLimit(self.limits.loginFailures, key: key) {
             throw AccountError.tooManyAttempts(retryAfter: RateLimiter.seconds(until: resetAt, from: self.clock.now()))
         }
-        var account: EmailAccountRecord?
-        if let address { account = try await self.store.emailAccount(key: address.key) }
+        let account = try await self.store.emailAccount(key: key)
         let verification = try await self.pool.verify(normalized, against: account?.passwordHash)
         guard let account, verification != .invalid else {
             _ = try await self.limiter.hit(self.limits.loginFailures, key: key)

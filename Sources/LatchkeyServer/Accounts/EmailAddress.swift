@@ -16,6 +16,12 @@ struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
     /// The local part (before the `@`), as written.
     let localPart: String
 
+    /// The key sign-ins and their limits count `text` under: its address's ``key``, or the text lowercased when it is
+    /// not an address (an unknown address and a malformed one are refused alike, after the same work).
+    static func lookupKey(_ text: String) -> String {
+        (try? EmailAddress(parsing: text))?.key ?? text.lowercased()
+    }
+
     /// Why a text is not an address; the message says which rule.
     struct Invalid: Error, Equatable, CustomStringConvertible {
         let description: String

@@ -84,8 +84,7 @@ package final class AdminService: Sendable {
 
     /// Removes the admin account of `email` with its sessions; false when there is none.
     package func removeAccount(email: String) async throws -> Bool {
-        let key = (try? EmailAddress(parsing: email))?.key ?? email.lowercased()
-        return try await self.store.removeAdminAccount(emailKey: key)
+        try await self.store.removeAdminAccount(emailKey: EmailAddress.lookupKey(email))
     }
 
     // MARK: Setup and sign-in
@@ -113,7 +112,7 @@ package final class AdminService: Sendable {
     /// Signs in with email and password: the same refusal (and the same time: a dummy hash is checked) for an unknown
     /// address and a wrong password; 10 failures in 15 minutes hold the account back, as for app accounts.
     package func login(email: String, password: String, ip: String) async throws -> AdminSession {
-        let key = (try? EmailAddress(parsing: email))?.key ?? email.lowercased()
+        let key = EmailAddress.lookupKey(email)
         for (policy, bucket) in [(self.limits.passwordLogin, "admin-ip " + ip), (self.limits.loginFailures, "admin " + key)] {
             if let resetAt = try await self.limiter.overLimit(policy, key: bucket) {
                 throw AdminAuthError.tooManyAttempts(retryAfter: RateLimiter.seconds(until: resetAt, from: self.clock.now()))

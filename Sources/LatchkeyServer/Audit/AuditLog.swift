@@ -142,9 +142,5 @@ extension SQLLatchkeyStore {
         }
     }
 
-    private static func likeEscaped(_ text: String) -> String {
-        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
-    }
-
     private static func likePrefix(_ action: String) -> String { Self.likeEscaped(action) + ".%" }
 }

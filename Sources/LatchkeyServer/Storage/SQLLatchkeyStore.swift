@@ -30,6 +30,14 @@ package final class SQLLatchkeyStore: Sendable {
 }
 
 @available(LatchkeyServer 1.0, *)
+extension SQLLatchkeyStore {
+    /// `text` with LIKE's wildcards and the escape character escaped, for a pattern written with `ESCAPE '\'`.
+    static func likeEscaped(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
+    }
+}
+
+@available(LatchkeyServer 1.0, *)
 extension SQLRow {
     func date(_ column: String) throws -> Date {
         Date(timeIntervalSince1970: try self.decode(column: column, as: Double.self))
