@@ -75,12 +75,19 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // A terminal "app" built only on the SDK (and swift-argument-parser for its command line).
+        // A terminal "app" built only on the SDK (and swift-argument-parser for its command line; SwiftNIO for its
+        // WebSocket on Linux).
         .executableTarget(
             name: "latchkey-device",
             dependencies: [
                 "LatchkeyClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Server"])),
+                // `watch` on Linux, whose FoundationNetworking opens no WebSockets with Debian's libcurl (NIOWebSocketTransport).
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(platforms: [.linux], traits: ["Server"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(platforms: [.linux], traits: ["Server"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(platforms: [.linux], traits: ["Server"])),
+                .product(name: "NIOWebSocket", package: "swift-nio", condition: .when(platforms: [.linux], traits: ["Server"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(platforms: [.linux], traits: ["Server"])),
             ],
             swiftSettings: swiftSettings
         ),
@@ -213,6 +220,9 @@ let package = Package(
                 "LatchkeySigV4",
                 "LatchkeyS3Peer",
                 .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(traits: ["Server"])),
+                // A raw socket that never answers the event stream's pings.
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Server"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Server"])),
             ],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny"), serverAvailability]
         ),

@@ -39,7 +39,17 @@ struct DeviceOptions: ParsableArguments {
         return LatchkeySession(
             configuration: configuration,
             secureStore: FileSecureStore(directory: directory),
-            defaults: FileKeyValueStore(fileURL: directory.appendingPathComponent("defaults.json")))
+            defaults: FileKeyValueStore(fileURL: directory.appendingPathComponent("defaults.json")),
+            webSocketTransport: Self.webSocketTransport)
+    }
+
+    /// SwiftNIO's WebSockets on Linux (FoundationNetworking needs a libcurl built with them), `URLSession`'s elsewhere.
+    static var webSocketTransport: any WebSocketTransport {
+        #if !canImport(Darwin) && canImport(NIOWebSocket)
+        NIOWebSocketTransport()
+        #else
+        URLSessionWebSocketTransport()
+        #endif
     }
 
     /// Runs `body` and turns SDK errors into a message and the documented exit code.

@@ -374,8 +374,11 @@ struct DeviceApp: Sendable {
     }
 
     /// Runs `body` with a live server (serving the event stream too, with `servingEvents`) and a fresh install pointed at it.
-    static func run(servingEvents: Bool = false, _ body: @Sendable (DeviceApp, LiveServer) async throws -> Void) async throws {
-        try await LiveServer.run(servingEvents: servingEvents) { server in
+    static func run(
+        servingEvents: Bool = false, configure: (inout LatchkeyConfiguration) -> Void = { _ in },
+        _ body: @Sendable (DeviceApp, LiveServer) async throws -> Void
+    ) async throws {
+        try await LiveServer.run(servingEvents: servingEvents, configure: configure) { server in
             let app = try DeviceApp(server: server.url)
             defer { app.remove() }
             try await body(app, server)

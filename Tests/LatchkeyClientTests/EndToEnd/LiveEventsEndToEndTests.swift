@@ -3,17 +3,20 @@ import LatchkeyAPI
 import LatchkeyClient
 import LatchkeyServer
 import LatchkeyTestSupport
+import NIOCore
+import NIOPosix
 import Testing
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
-/// `session.liveEvents()` and `latchkey-device watch` against a live server serving `GET /api/v1/events`, over the SDK's
-/// default transport (`URLSessionWebSocketTask`).
+/// `session.liveEvents()` and `latchkey-device watch` against a live server serving `GET /api/v1/events`.
 ///
-/// Where FoundationNetworking's libcurl has no WebSockets (Debian 12, Ubuntu 24.04), the stream must end at once with
-/// `.ended(.unsupported)` after one attempt, and `watch` must say so and exit 5; everywhere else the whole flow runs.
+/// The session here uses the SDK's default transport (`URLSessionWebSocketTask`): where FoundationNetworking's libcurl
+/// has no WebSockets (Debian 12, Ubuntu 24.04), its stream must end at once with `.ended(.unsupported)` after one
+/// attempt; everywhere else the whole flow runs. `watch` opens its socket with SwiftNIO on Linux, so its flows run
+/// everywhere, close codes included.
 @Suite(.timeLimit(.minutes(2)))
 struct LiveEventsEndToEndTests {
     @available(LatchkeyServer 1.0, *)
@@ -46,7 +49,7 @@ struct LiveEventsEndToEndTests {
         try await DeviceApp.run(servingEvents: true) { app, server in
             try await app.register()
             let token = try #require(try app.credentials()?.session?.accessToken)
-            guard let watch = try await Self.watch(app) else { return }
+            let watch = try await Self.watch(app)
             #expect(try await server.logout(bearer: token) == 200)
             #expect(await watch.exit() == 0)
             #expect(try await watch.line(1) == #"{"reason":"logout","type":"session.revoked"}"#)
@@ -59,7 +62,7 @@ struct LiveEventsEndToEndTests {
         try await DeviceApp.run(servingEvents: true) { app, server in
             try await app.register()
             let first = try #require(try app.credentials()?.session?.accessToken)
-            guard let watch = try await Self.watch(app) else { return }
+            let watch = try await Self.watch(app)
             server.clock.advance(by: server.services.configuration.tokens.sessionLifetime - 30)
             server.services.events.sweep()
             #expect(try await watch.line(1).hasPrefix(#"{"expires_at":"#))
@@ -75,18 +78,84 @@ struct LiveEventsEndToEndTests {
         }
     }
 
-    /// `latchkey-device --json watch`, once it printed `connected`; `nil` (after checking how it ended) where the
-    /// platform cannot open WebSockets.
     @available(LatchkeyServer 1.0, *)
-    static func watch(_ app: DeviceApp) async throws -> RunningDeviceApp? {
-        let watch = try app.start("--json", "watch")
-        let first = try await watch.line(0)
-        if first.contains(#""reason":"unsupported""#) {
-            #expect(!Self.platformHasWebSockets, "URLSession on Apple platforms opens WebSockets")
-            #expect(await watch.exit() == 5)
-            return nil
+    @Test func watchPrintsBudgetChangesAsTheyHappen() async throws {
+        try await DeviceApp.run(servingEvents: true) { app, server in
+            try await app.register()
+            let token = try #require(try app.credentials()?.session?.accessToken)
+            let userID = try #require(try app.credentials()?.session?.userID)
+            let watch = try await Self.watch(app)
+            _ = try await server.services.budgets.setLimit(ofUser: userID, to: 50)
+            #expect(try await watch.line(1) == #"{"limit":50,"remaining":50,"type":"budget.changed","used":0}"#)
+            #expect(try await server.logout(bearer: token) == 200)
+            #expect(try await watch.line(2) == #"{"reason":"logout","type":"session.revoked"}"#)
+            #expect(await watch.exit() == 0)
         }
-        #expect(first == #"{"type":"connected"}"#)
+    }
+
+    /// Close code 4008 arrives as sent (FoundationNetworking on Linux would report 1003): the displaced `watch` says so
+    /// and exits 1, the newer one carries on.
+    @available(LatchkeyServer 1.0, *)
+    @Test func theOldestWatchPastThePerUserLimitEndsWithTooManyConnections() async throws {
+        try await DeviceApp.run(servingEvents: true, configure: { $0.events.maxSocketsPerUser = 1 }) { app, server in
+            try await app.register()
+            let token = try #require(try app.credentials()?.session?.accessToken)
+            let oldest = try await Self.watch(app)
+            let newest = try await Self.watch(app)
+            #expect(try await oldest.line(1) == #"{"reason":"too_many_connections","type":"ended"}"#)
+            #expect(await oldest.exit() == 1)
+            #expect(try await server.logout(bearer: token) == 200)
+            #expect(try await newest.line(1) == #"{"reason":"logout","type":"session.revoked"}"#)
+            #expect(await newest.exit() == 0)
+        }
+    }
+
+    /// With a ping a second, a socket that answers none is dropped; `watch`, pinged as often meanwhile, is still on the
+    /// same connection (no `reconnecting`) when its session is revoked.
+    @available(LatchkeyServer 1.0, *)
+    @Test func watchAnswersTheServersPings() async throws {
+        try await DeviceApp.run(servingEvents: true, configure: { $0.events.pingInterval = 1 }) { app, server in
+            try await app.register()
+            let token = try #require(try app.credentials()?.session?.accessToken)
+            let watch = try await Self.watch(app)
+            let port = try #require(server.url.port)
+            // A raw client that upgrades, then never answers a frame: its end is the clock.
+            let silent = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: port).get()
+            try await silent.writeAndFlush(
+                ByteBuffer(
+                    string: "GET /api/v1/events?token=\(token) HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                        + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"))
+            let watchdog = silent.eventLoop.scheduleTask(in: .seconds(20)) {
+                silent.close(promise: nil)
+                return true
+            }
+            try await silent.closeFuture.get()
+            watchdog.cancel()
+            #expect(!((try? await watchdog.futureResult.get()) ?? false), "the server kept a socket that answered no ping for 20 s")
+            #expect(try await server.logout(bearer: token) == 200)
+            #expect(try await watch.line(1) == #"{"reason":"logout","type":"session.revoked"}"#)
+            #expect(await watch.exit() == 0)
+        }
+    }
+
+    /// An upgrade the server answers with a status (here 426: a server that does not upgrade `GET /api/v1/events`) ends
+    /// `watch` with that status, exit 1, after one attempt.
+    @available(LatchkeyServer 1.0, *)
+    @Test func watchExitsOneWithTheStatusOfARefusedUpgrade() async throws {
+        try await DeviceApp.run(servingEvents: false) { app, _ in
+            try await app.register()
+            let watch = try app.start("--json", "watch")
+            #expect(try await watch.line(0) == #"{"reason":"refused","status":426,"type":"ended"}"#)
+            #expect(await watch.exit() == 1)
+            #expect(try app.credentials()?.session != nil)  // still signed in
+        }
+    }
+
+    /// `latchkey-device --json watch`, once it printed `connected`.
+    @available(LatchkeyServer 1.0, *)
+    static func watch(_ app: DeviceApp) async throws -> RunningDeviceApp {
+        let watch = try app.start("--json", "watch")
+        #expect(try await watch.line(0) == #"{"type":"connected"}"#)
         return watch
     }
 
