@@ -61,8 +61,10 @@ struct NIOWebSocketTransport: WebSocketTransport {
                     let configuration = NIOTypedHTTPClientUpgradeConfiguration<Upgrade>(upgradeRequestHead: head, upgraders: [upgrader]) { channel in
                         channel.eventLoop.makeCompletedFuture { .refused(try NIOAsyncChannel(wrappingChannelSynchronously: channel)) }
                     }
-                    let upgrade = try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(
-                        configuration: .init(upgradeConfiguration: configuration))
+                    var pipeline = NIOUpgradableHTTPClientPipelineConfiguration(upgradeConfiguration: configuration)
+                    // The server's first frame may come in the same read as its 101: hand it on, never drop it.
+                    pipeline.leftOverBytesStrategy = .forwardBytes
+                    let upgrade = try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(configuration: pipeline)
                     // A server that accepts the connection but never answers the upgrade: closing fails `upgrade`.
                     let deadline = channel.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
                     upgrade.whenComplete { _ in deadline.cancel() }

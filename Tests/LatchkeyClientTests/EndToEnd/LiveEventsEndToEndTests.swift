@@ -50,9 +50,7 @@ struct LiveEventsEndToEndTests {
             try await app.register()
             let token = try #require(try app.credentials()?.session?.accessToken)
             let watch = try await Self.watch(app)
-            #expect(try await server.logout(bearer: token) == 200)
-            #expect(await watch.exit() == 0)
-            #expect(try await watch.line(1) == #"{"reason":"logout","type":"session.revoked"}"#)
+            try await Self.logOut(token, on: server, endingWatch: watch, atLine: 1)
             #expect(try app.credentials()?.session == nil)  // signed out in its state too
         }
     }
@@ -72,9 +70,7 @@ struct LiveEventsEndToEndTests {
             #expect(second != first)
             server.clock.advance(by: 60)  // past the first token's exp: no token.expired
             server.services.events.sweep()
-            #expect(try await server.logout(bearer: second) == 200)
-            #expect(await watch.exit() == 0)
-            #expect(try await watch.line(3) == #"{"reason":"logout","type":"session.revoked"}"#)
+            try await Self.logOut(second, on: server, endingWatch: watch, atLine: 3)
         }
     }
 
@@ -87,9 +83,7 @@ struct LiveEventsEndToEndTests {
             let watch = try await Self.watch(app)
             _ = try await server.services.budgets.setLimit(ofUser: userID, to: 50)
             #expect(try await watch.line(1) == #"{"limit":50,"remaining":50,"type":"budget.changed","used":0}"#)
-            #expect(try await server.logout(bearer: token) == 200)
-            #expect(try await watch.line(2) == #"{"reason":"logout","type":"session.revoked"}"#)
-            #expect(await watch.exit() == 0)
+            try await Self.logOut(token, on: server, endingWatch: watch, atLine: 2)
         }
     }
 
@@ -104,9 +98,7 @@ struct LiveEventsEndToEndTests {
             let newest = try await Self.watch(app)
             #expect(try await oldest.line(1) == #"{"reason":"too_many_connections","type":"ended"}"#)
             #expect(await oldest.exit() == 1)
-            #expect(try await server.logout(bearer: token) == 200)
-            #expect(try await newest.line(1) == #"{"reason":"logout","type":"session.revoked"}"#)
-            #expect(await newest.exit() == 0)
+            try await Self.logOut(token, on: server, endingWatch: newest, atLine: 1)
         }
     }
 
@@ -132,9 +124,7 @@ struct LiveEventsEndToEndTests {
             try await silent.closeFuture.get()
             watchdog.cancel()
             #expect(!((try? await watchdog.futureResult.get()) ?? false), "the server kept a socket that answered no ping for 20 s")
-            #expect(try await server.logout(bearer: token) == 200)
-            #expect(try await watch.line(1) == #"{"reason":"logout","type":"session.revoked"}"#)
-            #expect(await watch.exit() == 0)
+            try await Self.logOut(token, on: server, endingWatch: watch, atLine: 1)
         }
     }
 
@@ -149,6 +139,18 @@ struct LiveEventsEndToEndTests {
             #expect(await watch.exit() == 1)
             #expect(try app.credentials()?.session != nil)  // still signed in
         }
+    }
+
+    /// Logs `token`'s session out as another client would, then expects `watch` to print `session.revoked` as its line
+    /// `index` and exit 0.
+    @available(LatchkeyServer 1.0, *)
+    static func logOut(
+        _ token: String, on server: LiveServer, endingWatch watch: RunningDeviceApp, atLine index: Int,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        #expect(try await server.logout(bearer: token) == 200, sourceLocation: sourceLocation)
+        #expect(try await watch.line(index) == #"{"reason":"logout","type":"session.revoked"}"#, sourceLocation: sourceLocation)
+        #expect(await watch.exit() == 0, sourceLocation: sourceLocation)
     }
 
     /// `latchkey-device --json watch`, once it printed `connected`.
