@@ -160,18 +160,11 @@ package struct AdminRoutes: Sendable {
         if let cookie = request.cookies[Self.sessionCookie]?.value, try await self.admin.session(cookie: cookie) != nil {
             return Self.redirect("/admin")
         }
-        let nonce = request.cookies[Self.preSessionCookie]?.value ?? Secret.generate()
-        var response = self.render("login", title: "Sign in", session: nil, ["csrf": self.admin.preSessionCSRF(nonce: nonce), "email": ""])
-        response.setCookie(self.cookie(Self.preSessionCookie, nonce))
-        return response
+        return self.preSessionPage("login", title: "Sign in", request, ["email": ""])
     }
 
     private func login(_ request: Request, context: LatchkeyRequestContext) async throws -> Response {
-        let form = try await request.formFields(upTo: 16 * 1024)
-        guard let nonce = request.cookies[Self.preSessionCookie]?.value, self.validCSRF(form, expected: self.admin.preSessionCSRF(nonce: nonce))
-        else {
-            return Self.forbidden()
-        }
+        guard let (form, nonce) = try await self.preSessionForm(request) else { return Self.forbidden() }
         let email = form["email"] ?? ""
         let ip = context.clientIP(of: request, trustedProxies: self.trustedProxies)
         let values: [String: Any] = ["csrf": self.admin.preSessionCSRF(nonce: nonce), "email": email]
@@ -194,20 +187,11 @@ package struct AdminRoutes: Sendable {
             return self.message(
                 "Link not valid", "This setup link is expired or was already used. Ask for a new one (latchkey admin create).", status: .badRequest)
         }
-        let nonce = request.cookies[Self.preSessionCookie]?.value ?? Secret.generate()
-        var response = self.render(
-            "setup", title: "Set your password", session: nil,
-            ["csrf": self.admin.preSessionCSRF(nonce: nonce), "token": token, "email": account.email])
-        response.setCookie(self.cookie(Self.preSessionCookie, nonce))
-        return response
+        return self.preSessionPage("setup", title: "Set your password", request, ["token": token, "email": account.email])
     }
 
     private func setup(_ request: Request, context: LatchkeyRequestContext) async throws -> Response {
-        let form = try await request.formFields(upTo: 16 * 1024)
-        guard let nonce = request.cookies[Self.preSessionCookie]?.value, self.validCSRF(form, expected: self.admin.preSessionCSRF(nonce: nonce))
-        else {
-            return Self.forbidden()
-        }
+        guard let (form, nonce) = try await self.preSessionForm(request) else { return Self.forbidden() }
         let token = form["token"] ?? ""
         do {
             let ip = context.clientIP(of: request, trustedProxies: self.trustedProxies)
@@ -226,6 +210,26 @@ package struct AdminRoutes: Sendable {
                 "setup", title: "Set your password", session: nil,
                 ["csrf": self.admin.preSessionCSRF(nonce: nonce), "token": token, "email": account.email], flash: .error(text), status: status)
         }
+    }
+
+    /// The sign-in or setup page, before any session: its form's CSRF token is signed with the pre-session nonce (the
+    /// cookie's, or a new one), and the cookie is set.
+    private func preSessionPage(_ template: String, title: String, _ request: Request, _ values: [String: Any]) -> Response {
+        let nonce = request.cookies[Self.preSessionCookie]?.value ?? Secret.generate()
+        var values = values
+        values["csrf"] = self.admin.preSessionCSRF(nonce: nonce)
+        var response = self.render(template, title: title, session: nil, values)
+        response.setCookie(self.cookie(Self.preSessionCookie, nonce))
+        return response
+    }
+
+    /// The form posted from a ``preSessionPage(_:title:_:_:)`` and its nonce; `nil` when its CSRF token does not match
+    /// the pre-session cookie (or there is none).
+    private func preSessionForm(_ request: Request) async throws -> (form: [String: String], nonce: String)? {
+        let form = try await request.formFields(upTo: 16 * 1024)
+        guard let nonce = request.cookies[Self.preSessionCookie]?.value, self.validCSRF(form, expected: self.admin.preSessionCSRF(nonce: nonce))
+        else { return nil }
+        return (form, nonce)
     }
 
     private func logout(_ request: Request, context: LatchkeyRequestContext) async throws -> Response {
