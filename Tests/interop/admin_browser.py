@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import functools
 import http.cookiejar
 import json
 import os
@@ -60,20 +61,16 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
+import interop_checks
+from interop_checks import RESULTS, NoRedirect, bearer, check
+
 WAIT = 20  # seconds for a page or element (a debug server on 2 busy cores can be slow)
 TIMEOUT = 15  # seconds per API request
 WINDOW = (1280, 900)
-RESULTS: list[bool] = []
 
 
 class CheckFailed(Exception):
     """A check the following steps depend on failed: the run stops."""
-
-
-def check(name, ok, detail=""):
-    RESULTS.append(bool(ok))
-    print(f"{'PASS' if ok else 'FAIL'}: {name}" + (f"  [{detail}]" if detail else ""), flush=True)
-    return bool(ok)
 
 
 def require(name, ok, detail=""):
@@ -83,30 +80,8 @@ def require(name, ok, detail=""):
 
 # --- the API -------------------------------------------------------------------------------------------
 
-def call(method, url, headers=None, json_body=None, data=None):
-    """(status, parsed JSON or raw bytes). Never raises on an HTTP status."""
-    headers = dict(headers or {})
-    if json_body is not None:
-        data = json.dumps(json_body).encode()
-        headers["Content-Type"] = "application/json"
-    request = urllib.request.Request(url, method=method, headers=headers, data=data)
-    opener = urllib.request.build_opener(NoRedirect)
-    try:
-        with opener.open(request, timeout=TIMEOUT) as response:
-            status, body, kind = response.status, response.read(), response.headers.get("Content-Type", "")
-    except urllib.error.HTTPError as error:
-        status, body, kind = error.code, error.read(), error.headers.get("Content-Type", "")
-    if "json" in kind and body:
-        try:
-            return status, json.loads(body)
-        except ValueError:
-            pass
-    return status, body
-
-
-class NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args, **kwargs):
-        return None  # a 303 is an answer to look at, not to follow
+# Requests to the API: answers such as a 303 are looked at, never followed.
+call = functools.partial(interop_checks.call, timeout=TIMEOUT, follow_redirects=False)
 
 
 def wrong_password_status(base, email, password):
@@ -124,10 +99,6 @@ def wrong_password_status(base, email, password):
             return response.status
     except urllib.error.HTTPError as error:
         return error.code
-
-
-def bearer(token):
-    return {"Authorization": f"Bearer {token}"}
 
 
 def jwt_claims(token):

@@ -26,9 +26,7 @@ import subprocess
 import sys
 import time
 import traceback
-import urllib.error
 import urllib.parse
-import urllib.request
 import uuid
 from datetime import datetime, timezone
 
@@ -36,42 +34,18 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from interop_checks import RESULTS, bearer, call, check
+
 LATCHKEY, IDP = (url.rstrip("/") for url in sys.argv[1:3])
 ENV = os.environ
 BUCKET = ENV["LATCHKEY_TEST_S3_BUCKET"]
 ASSETS_PREFIX = ENV["LATCHKEY_STORAGE_ASSETS_PREFIX"]
-RESULTS = []
-
-
-def check(name, ok, detail=""):
-    RESULTS.append(bool(ok))
-    print(f"{'PASS' if ok else 'FAIL'}: {name}" + (f"  [{detail}]" if detail else ""), flush=True)
-    return bool(ok)
 
 
 # --- HTTP ---------------------------------------------------------------------------------------------
 
-def call(method, url, headers=None, json_body=None, data=None):
-    """(status, parsed JSON or raw bytes). Never raises on an HTTP status."""
-    headers = dict(headers or {})
-    if json_body is not None:
-        data = json.dumps(json_body).encode()
-        headers["Content-Type"] = "application/json"
-    request = urllib.request.Request(url, method=method, headers=headers, data=data)
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            status, body, kind = response.status, response.read(), response.headers.get("Content-Type", "")
-    except urllib.error.HTTPError as error:
-        status, body, kind = error.code, error.read(), error.headers.get("Content-Type", "")
-    return status, (json.loads(body) if "json" in kind and body else body)
-
-
 def error_code(body):
     return body.get("error", {}).get("code") if isinstance(body, dict) else None
-
-
-def bearer(token):
-    return {"Authorization": f"Bearer {token}"}
 
 
 # --- the store ----------------------------------------------------------------------------------------
