@@ -102,12 +102,20 @@ package final class PostgresLatchkeyDatabase: LatchkeyDatabase {
         await cancelWhenGracefulShutdown { await self.client.run() }
     }
 
+    /// A transaction answered 503 at the deadline has changed nothing, and never will: PostgreSQL itself ends a
+    /// statement still running then (`statement_timeout`, set for this transaction from what remains of the deadline;
+    /// SQLSTATE 57014), and a transaction whose caller was already answered rolls back instead of committing. Once
+    /// `COMMIT` is sent, the caller waits for its outcome.
     package func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
-        try await self.withConnection { connection in
+        try await self.withConnection { connection, deadline in
             let sql = connection.sql(queryLogLevel: nil)
             try await sql.raw("BEGIN").run()
             do {
+                // 0 would turn the timeout off: at least a millisecond.
+                let milliseconds = max(1, Int(deadline.remaining / .milliseconds(1)))
+                try await sql.raw("SELECT set_config('statement_timeout', \(bind: "\(milliseconds)ms"), true)").run()
                 let result = try await body(sql)
+                guard deadline.claimCommit() else { throw StoreError.unavailable("no answer within \(self.timeout)") }
                 try await sql.raw("COMMIT").run()
                 return result
             } catch {
@@ -123,7 +131,7 @@ package final class PostgresLatchkeyDatabase: LatchkeyDatabase {
     }
 
     package func read<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
-        try await self.withConnection { connection in try await body(connection.sql(queryLogLevel: nil)) }
+        try await self.withConnection { connection, _ in try await body(connection.sql(queryLogLevel: nil)) }
     }
 
     /// LISTEN on one pooled connection, held until the calling task is cancelled (no deadline: it waits for
@@ -145,11 +153,13 @@ package final class PostgresLatchkeyDatabase: LatchkeyDatabase {
     package func close() async {}
 
     /// Leases a connection for `body`, within the timeout, translating PostgreSQL's failures.
-    private func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+    private func withConnection<T: Sendable>(
+        _ body: @escaping @Sendable (PostgresConnection, any OperationDeadline) async throws -> T
+    ) async throws -> T {
         let client = self.client
         do {
-            return try await withDeadline(self.timeout) {
-                try await client.withConnection { connection in try await body(connection) }
+            return try await withDeadline(self.timeout) { deadline in
+                try await client.withConnection { connection in try await body(connection, deadline) }
             }
         } catch let error as PSQLError {
             throw Self.translate(error)
@@ -180,18 +190,31 @@ package final class PostgresLatchkeyDatabase: LatchkeyDatabase {
     }
 }
 
-/// Runs `operation` in a task of its own and answers within `timeout`: with its result, or with
-/// ``StoreError/unavailable(_:)`` when it takes longer (the operation is then cancelled and left to end
-/// by itself; a transaction that had not committed rolls back).
+/// The bound of an operation run by ``withDeadline(_:_:)``, as the operation sees it.
 @available(LatchkeyServer 1.0, *)
-func withDeadline<T: Sendable>(_ timeout: Duration, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-    let race = DeadlineRace<T>()
+package protocol OperationDeadline: Sendable {
+    /// The time left before the caller is answered 503 (negative once it has been).
+    var remaining: Duration { get }
+    /// Asks to make the operation's effects permanent: true while the caller still waits, who from then on waits for
+    /// the operation's outcome whatever the time; false when the caller was already answered (503 or cancelled), and
+    /// the operation must then undo what it did.
+    func claimCommit() -> Bool
+}
+
+/// Runs `operation` in a task of its own and answers within `timeout`: with its result, or with
+/// ``StoreError/unavailable(_:)`` when it takes longer (the operation is then cancelled and left to end by itself; it
+/// learns through ``OperationDeadline/claimCommit()`` that it must not commit).
+@available(LatchkeyServer 1.0, *)
+package func withDeadline<T: Sendable>(
+    _ timeout: Duration, _ operation: @escaping @Sendable (any OperationDeadline) async throws -> T
+) async throws -> T {
+    let race = DeadlineRace<T>(end: ContinuousClock.now + timeout)
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { continuation in
             race.begin(
                 continuation,
                 work: Task {
-                    do { race.finish(.success(try await operation())) } catch { race.finish(.failure(error)) }
+                    do { race.finish(.success(try await operation(race)), byWork: true) } catch { race.finish(.failure(error), byWork: true) }
                 },
                 timer: Task {
                     do { try await Task.sleep(for: timeout) } catch { return }
@@ -203,15 +226,30 @@ func withDeadline<T: Sendable>(_ timeout: Duration, _ operation: @escaping @Send
     }
 }
 
-/// Whichever of the work, the timer or cancellation comes first resumes the caller; the others are cancelled.
+/// Whichever of the work, the timer or cancellation comes first resumes the caller; the others are cancelled. Once the
+/// work has claimed its commit, only the work resumes the caller.
 @available(LatchkeyServer 1.0, *)
-private final class DeadlineRace<T: Sendable>: Sendable {
+private final class DeadlineRace<T: Sendable>: OperationDeadline {
     private struct State {
         var continuation: CheckedContinuation<T, any Error>?
         var outcome: Result<T, any Error>?
         var tasks: [Task<Void, Never>] = []
+        var committing = false
     }
     private let state = Mutex(State())
+    private let end: ContinuousClock.Instant
+
+    init(end: ContinuousClock.Instant) { self.end = end }
+
+    var remaining: Duration { self.end - ContinuousClock.now }
+
+    func claimCommit() -> Bool {
+        self.state.withLock { state in
+            if state.outcome != nil { return false }
+            state.committing = true
+            return true
+        }
+    }
 
     func begin(_ continuation: CheckedContinuation<T, any Error>, work: Task<Void, Never>, timer: Task<Void, Never>) {
         let early: Result<T, any Error>? = self.state.withLock { state in
@@ -227,9 +265,9 @@ private final class DeadlineRace<T: Sendable>: Sendable {
         }
     }
 
-    func finish(_ outcome: Result<T, any Error>) {
+    func finish(_ outcome: Result<T, any Error>, byWork: Bool = false) {
         let (continuation, tasks): (CheckedContinuation<T, any Error>?, [Task<Void, Never>]) = self.state.withLock { state in
-            if state.outcome != nil { return (nil, []) }
+            if state.outcome != nil || (state.committing && !byWork) { return (nil, []) }
             state.outcome = outcome
             defer {
                 state.continuation = nil
