@@ -242,6 +242,28 @@ struct AdminConsoleTests {
         }
     }
 
+    /// Of 40 wrong passwords at once for one admin, at most the limit's 10 are checked (401); the rest are held back (429).
+    @available(LatchkeyServer 1.0, *)
+    @Test func fortyConcurrentWrongPasswordsGetAtMostTenTries() async throws {
+        try await Self.withConsole { browser, client, server in
+            try await browser.setUp(server)
+            _ = try await browser.submit("/admin/logout", from: "/admin")
+            let csrf = try ConsoleBrowser.csrf(in: try await browser.get("/admin/login").text)
+            let cookie = try #require(browser.cookies["latchkey_admin_pre"])
+            let answers = try await racing(40, port: try #require(client.port)) { attempt in
+                .init(
+                    "/admin/login", method: .post,
+                    headers: [.contentType: "application/x-www-form-urlencoded", .cookie: "latchkey_admin_pre=\(cookie)"],
+                    body: ByteBuffer(string: "csrf=\(csrf)&email=ann%40example.com&password=wrong+guess+\(attempt)"))
+            }
+            let checked = answers.filter { $0.status == .unauthorized }.count
+            #expect(checked <= 10 && checked > 0, "\(checked) wrong passwords were checked")
+            #expect(answers.filter { $0.status == .tooManyRequests }.count == 40 - checked)
+            let right = [("csrf", csrf), ("email", "ann@example.com"), ("password", "a long admin passphrase")]
+            #expect(try await browser.post("/admin/login", right).status == .tooManyRequests)
+        }
+    }
+
     @available(LatchkeyServer 1.0, *)
     @Test func anIdleSessionEnds() async throws {
         try await Self.withConsole { browser, _, server in

@@ -4,6 +4,7 @@ import HummingbirdTesting
 import LatchkeyAPI
 import LatchkeyServer
 import LatchkeyTestSupport
+import NIOCore
 import Testing
 
 /// Signing in with email and password, and mailing a new verification code: answers that never tell whether an
@@ -92,6 +93,24 @@ struct EmailSignInTests {
 
             server.clock.advance(by: 15 * 60)
             #expect(try await client.login(email, Self.password).status == .ok)
+        }
+    }
+
+    /// The failure is counted before the hash is checked: of 40 wrong passwords at once, at most the limit's 10 are
+    /// checked (401), and the rest are held back (429) without a hash; the right password is held back as well.
+    @available(LatchkeyServer 1.0, *)
+    @Test func fortyConcurrentWrongPasswordsGetAtMostTenTries() async throws {
+        try await withMailServer { client, server, peer in
+            let email = newAddress()
+            _ = try await client.verifiedAccount(email, Self.password, peer: peer)
+            let answers = try await racing(40, port: try #require(client.port)) { attempt in
+                let body = try! JSONEncoder().encode(PasswordLoginRequest(email: email, password: "not the password, guess \(attempt)"))
+                return .init("/api/v1/auth/login", method: .post, headers: [.contentType: "application/json"], body: ByteBuffer(bytes: body))
+            }
+            let checked = answers.filter { $0.status == .unauthorized }.count
+            #expect(checked <= 10 && checked > 0, "\(checked) wrong passwords were checked")
+            #expect(answers.filter { $0 == RacedAnswer(status: .tooManyRequests, code: .tooManyAttempts) }.count == 40 - checked)
+            #expect(try await client.login(email, Self.password).status == .tooManyRequests)
         }
     }
 

@@ -116,15 +116,14 @@ package final class EmailAccountService: Sendable {
     package func login(email: String, password: String, proof: VerifiedProof?) async throws -> TokenPairResponse {
         let normalized = PasswordPolicy.normalize(password)
         let key = EmailAddress.lookupKey(email)
-        if let resetAt = try await self.limiter.overLimit(self.limits.loginFailures, key: key) {
-            throw AccountError.tooManyAttempts(retryAfter: RateLimiter.seconds(until: resetAt, from: self.clock.now()))
+        // Counted before the hash is checked, so concurrent wrong passwords cannot all be tried (limits.login-failures).
+        let (account, verification): (EmailAccountRecord?, PasswordHasher.Verification) = try await self.limiter.attempting(
+            self.limits.loginFailures, key: key, refusal: self.tooManyAttempts(until:), failed: { $0.0 == nil || $0.1 == .invalid }
+        ) {
+            let account = try await self.store.emailAccount(key: key)
+            return (account, try await self.pool.verify(normalized, against: account?.passwordHash))
         }
-        let account = try await self.store.emailAccount(key: key)
-        let verification = try await self.pool.verify(normalized, against: account?.passwordHash)
-        guard let account, verification != .invalid else {
-            _ = try await self.limiter.hit(self.limits.loginFailures, key: key)
-            throw AccountError.invalidCredentials
-        }
+        guard let account, verification != .invalid else { throw AccountError.invalidCredentials }
         guard account.verifiedAt != nil else { throw AccountError.emailNotVerified }
         if verification == .validNeedsRehash {
             let hash = try await self.pool.hash(normalized)
@@ -132,6 +131,11 @@ package final class EmailAccountService: Sendable {
                 userID: account.userID, hash: hash, expectedHash: account.passwordHash, revokingSessionsExcept: nil, reason: "", at: self.clock.now())
         }
         return try await self.sessions.startSession(userID: account.userID, deviceID: nil, proof: proof)
+    }
+
+    /// 429 `too_many_attempts` until `resetAt`, when the oldest counted failure leaves the window.
+    private func tooManyAttempts(until resetAt: Date) -> any Error {
+        AccountError.tooManyAttempts(retryAfter: RateLimiter.seconds(until: resetAt, from: self.clock.now()))
     }
 
     // MARK: Passwords
@@ -175,13 +179,10 @@ package final class EmailAccountService: Sendable {
         guard let account = try await self.store.emailAccount(userID: token.userID) else {
             throw ServiceError.notFound("This account has no password yet: add an email address and password with POST /api/v1/auth/register.")
         }
-        if let resetAt = try await self.limiter.overLimit(self.limits.loginFailures, key: account.emailKey) {
-            throw AccountError.tooManyAttempts(retryAfter: RateLimiter.seconds(until: resetAt, from: self.clock.now()))
-        }
-        guard try await self.pool.verify(PasswordPolicy.normalize(request.currentPassword), against: account.passwordHash) != .invalid else {
-            _ = try await self.limiter.hit(self.limits.loginFailures, key: account.emailKey)
-            throw AccountError.invalidCredentials
-        }
+        let verification = try await self.limiter.attempting(
+            self.limits.loginFailures, key: account.emailKey, refusal: self.tooManyAttempts(until:), failed: { $0 == .invalid }
+        ) { try await self.pool.verify(PasswordPolicy.normalize(request.currentPassword), against: account.passwordHash) }
+        guard verification != .invalid else { throw AccountError.invalidCredentials }
         let normalized = PasswordPolicy.normalize(request.newPassword)
         try PasswordPolicy.check(normalized, email: try? EmailAddress(parsing: account.email))
         let hash = try await self.pool.hash(normalized)

@@ -112,23 +112,30 @@ package final class AdminService: Sendable {
     /// Signs in with email and password: the same refusal (and the same time: a dummy hash is checked) for an unknown
     /// address and a wrong password; 10 failures in 15 minutes hold the account back, as for app accounts.
     package func login(email: String, password: String, ip: String) async throws -> AdminSession {
+        if case .denied(let resetAt) = try await self.limiter.hit(self.limits.passwordLogin, key: "admin-ip " + ip) {
+            throw self.tooManyAttempts(until: resetAt)
+        }
         let key = EmailAddress.lookupKey(email)
-        for (policy, bucket) in [(self.limits.passwordLogin, "admin-ip " + ip), (self.limits.loginFailures, "admin " + key)] {
-            if let resetAt = try await self.limiter.overLimit(policy, key: bucket) {
-                throw AdminAuthError.tooManyAttempts(retryAfter: RateLimiter.seconds(until: resetAt, from: self.clock.now()))
+        guard let account = try await self.checkPassword(password, emailKey: key) else { throw AdminAuthError.invalidCredentials }
+        return try await self.startSession(account, ip: ip)
+    }
+
+    /// The account of `emailKey` when `password` is its password, else nil; one attempt against `limits.login-failures`,
+    /// counted before the hash is checked, so of concurrent wrong passwords at most the limit are tried (the rest: 429).
+    private func checkPassword(_ password: String, emailKey key: String) async throws -> AdminAccount? {
+        let policy = self.limits.loginFailures
+        return try await self.limiter.attempting(policy, key: "admin " + key, refusal: self.tooManyAttempts(until:), failed: { $0 == nil }) {
+            let stored = try await self.store.adminAccount(emailKey: key)
+            let verification: PasswordHasher.Verification
+            do { verification = try await self.pool.verify(PasswordPolicy.normalize(password), against: stored?.hash) } catch {
+                throw AdminAuthError.busy
             }
+            return verification == .invalid ? nil : stored?.account
         }
-        _ = try await self.limiter.hit(self.limits.passwordLogin, key: "admin-ip " + ip)
-        let stored = try await self.store.adminAccount(emailKey: key)
-        let verification: PasswordHasher.Verification
-        do { verification = try await self.pool.verify(PasswordPolicy.normalize(password), against: stored?.hash) } catch {
-            throw AdminAuthError.busy
-        }
-        guard let stored, verification != .invalid else {
-            _ = try await self.limiter.hit(self.limits.loginFailures, key: "admin " + key)
-            throw AdminAuthError.invalidCredentials
-        }
-        return try await self.startSession(stored.account, ip: ip)
+    }
+
+    private func tooManyAttempts(until resetAt: Date) -> any Error {
+        AdminAuthError.tooManyAttempts(retryAfter: RateLimiter.seconds(until: resetAt, from: self.clock.now()))
     }
 
     /// The session of a cookie, while it is neither idle past `admin.idle-timeout` nor older than its lifetime; using it
