@@ -264,6 +264,33 @@ struct AdminConsoleTests {
         }
     }
 
+    /// The per-client sign-in limit counts an IPv6 client by its /64, as the API's limits do: new addresses of one /64
+    /// are the same client; another /64 is another.
+    @available(LatchkeyServer 1.0, *)
+    @Test func signInsPerClientCountAnIPv6ClientByItsSlash64() async throws {
+        try await Self.withConsole({ configuration in
+            configuration.limits.trustedProxies = ["127.0.0.1"]
+            configuration.accountLimits.passwordLogin.limit = 3
+        }) { browser, client, server in
+            _ = try await server.services.admin.createAccount(email: "ann@example.com")
+            let csrf = try ConsoleBrowser.csrf(in: try await browser.get("/admin/login").text)
+            let cookie = try #require(browser.cookies["latchkey_admin_pre"])
+            func signIn(from address: String) async throws -> HTTPResponse.Status {
+                try await client.execute(
+                    uri: "/admin/login", method: .post,
+                    headers: [
+                        .contentType: "application/x-www-form-urlencoded", .cookie: "latchkey_admin_pre=\(cookie)",
+                        HTTPField.Name("X-Forwarded-For")!: address,
+                    ],
+                    body: ByteBuffer(string: "csrf=\(csrf)&email=nobody%40example.com&password=a+guess")
+                ).status
+            }
+            for host in 1...3 { #expect(try await signIn(from: "2001:db8:1:2::\(host)") == .unauthorized) }
+            #expect(try await signIn(from: "2001:db8:1:2:ffff::4") == .tooManyRequests)
+            #expect(try await signIn(from: "2001:db8:1:3::1") == .unauthorized)
+        }
+    }
+
     @available(LatchkeyServer 1.0, *)
     @Test func anIdleSessionEnds() async throws {
         try await Self.withConsole { browser, _, server in

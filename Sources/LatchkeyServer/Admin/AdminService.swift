@@ -110,9 +110,10 @@ package final class AdminService: Sendable {
     }
 
     /// Signs in with email and password: the same refusal (and the same time: a dummy hash is checked) for an unknown
-    /// address and a wrong password; 10 failures in 15 minutes hold the account back, as for app accounts.
+    /// address and a wrong password; 10 failures in 15 minutes hold the account back, as for app accounts. Attempts per
+    /// client count an IPv6 client by its /64, as the API's limits do (one subscriber gets a whole /64).
     package func login(email: String, password: String, ip: String) async throws -> AdminSession {
-        if case .denied(let resetAt) = try await self.limiter.hit(self.limits.passwordLogin, key: "admin-ip " + ip) {
+        if case .denied(let resetAt) = try await self.limiter.hit(self.limits.passwordLogin, key: "admin-ip " + ClientNetwork.key(of: ip)) {
             throw self.tooManyAttempts(until: resetAt)
         }
         let key = EmailAddress.lookupKey(email)
