@@ -113,17 +113,40 @@ public struct ChangePasswordRequest: Codable, Sendable {
     }
 }
 
-/// The answer to a password reset or change: whose password changed and how many sessions it ended.
+/// The answer to a password reset or change: whose password changed and how many sessions and devices it ended.
 public struct PasswordChangedResponse: Codable, Sendable, Equatable {
     public var userID: String
     /// Sessions revoked: every session of the user after a reset, every other session after a change.
     public var revokedSessions: Int
+    /// Devices signed out: their secrets and bound keys stopped working (every device of the user but the one that
+    /// proved its key in the request); absent from older servers.
+    public var revokedDevices: Int?
     enum CodingKeys: String, CodingKey {
         case userID = "user_id"
         case revokedSessions = "revoked_sessions"
+        case revokedDevices = "revoked_devices"
     }
-    public init(userID: String, revokedSessions: Int) {
+    public init(userID: String, revokedSessions: Int, revokedDevices: Int? = nil) {
         self.userID = userID
+        self.revokedSessions = revokedSessions
+        self.revokedDevices = revokedDevices
+    }
+}
+
+/// The answer to `DELETE /api/v1/users/me/email`: the address removed and how many other sessions it ended.
+public struct EmailRemovedResponse: Codable, Sendable, Equatable {
+    public var userID: String
+    public var email: String
+    /// Sessions revoked: every session of the user but the one that asked.
+    public var revokedSessions: Int
+    enum CodingKeys: String, CodingKey {
+        case userID = "user_id"
+        case email
+        case revokedSessions = "revoked_sessions"
+    }
+    public init(userID: String, email: String, revokedSessions: Int) {
+        self.userID = userID
+        self.email = email
         self.revokedSessions = revokedSessions
     }
 }
@@ -134,7 +157,8 @@ extension ErrorCode {
     public static let weakPassword = ErrorCode(rawValue: "weak_password")
     /// 400: the email address is not a valid addr-spec (or its domain is not a valid host name).
     public static let invalidEmail = ErrorCode(rawValue: "invalid_email")
-    /// 422: another account already uses this email address.
+    /// 422: another account already uses (and has verified) this email address; only where the server sets
+    /// `email.reveal-existing` (otherwise such a registration answers 201 like any other and the owner is mailed).
     public static let emailTaken = ErrorCode(rawValue: "email_taken")
     /// 409: this account already has an email address and password.
     public static let emailAlreadySet = ErrorCode(rawValue: "email_already_set")

@@ -149,6 +149,10 @@ public struct UserProfile: Codable, Sendable, Equatable {
     public var provider: String?
     /// …and the user's subject at that provider (e.g. Clerk's `user_…` ID).
     public var providerSubject: String?
+    /// The user's email address (for signing in with a password), when it has one; absent from older servers.
+    public var email: String?
+    /// Whether ``email`` was verified from the mail: until then it signs nobody in and belongs to nobody.
+    public var emailVerified: Bool?
 
     enum CodingKeys: String, CodingKey {
         case userID = "user_id"
@@ -161,12 +165,17 @@ public struct UserProfile: Codable, Sendable, Equatable {
         case budget
         case provider
         case providerSubject = "provider_subject"
+        case email
+        case emailVerified = "email_verified"
     }
 
     public init(
         userID: String, kind: UserKind, createdAt: Date, tokenKind: TokenKind, sessionID: String?, identities: [Identity],
-        devices: [Device], budget: Budget? = nil, provider: String? = nil, providerSubject: String? = nil
+        devices: [Device], budget: Budget? = nil, provider: String? = nil, providerSubject: String? = nil, email: String? = nil,
+        emailVerified: Bool? = nil
     ) {
+        self.email = email
+        self.emailVerified = emailVerified
         self.provider = provider
         self.providerSubject = providerSubject
         self.budget = budget

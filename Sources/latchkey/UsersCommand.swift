@@ -8,7 +8,8 @@ struct UsersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "users", abstract: "List, show and delete users; end their sessions, unlink identities, free deleted IDs.",
         subcommands: [
-            List.self, Show.self, Delete.self, Budget.self, RevokeSessions.self, Unlink.self, FreeID.self, VerifyEmail.self, SetPassword.self,
+            List.self, Show.self, Delete.self, Budget.self, RevokeSessions.self, Unlink.self, FreeID.self, VerifyEmail.self, UnsetEmail.self,
+            SetPassword.self,
         ])
 
     struct List: AsyncParsableCommand {
@@ -211,9 +212,29 @@ extension UsersCommand {
         }
     }
 
+    struct UnsetEmail: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "unset-email", abstract: "Remove a user's email address and password; ends every session of the user.",
+            discussion: "For an address someone else attached (a stolen token, say): it no longer signs in. A verified address is mailed a notice.")
+
+        @OptionGroup var options: DatabaseOptions
+
+        @Argument(help: "The user's UUID.")
+        var id: String
+
+        func run() async throws {
+            let id = try canonical(self.id)
+            let removed = try await withAudit(self.options, AuditAction.userEmailUnset, { ("user \(id)", "\($0.revokedSessions) sessions ended") }) {
+                services in try await services.accounts.unsetEmail(userID: id)
+            }
+            print("removed the email address \(removed.email) of user \(id); revoked \(removed.revokedSessions) session(s)")
+        }
+    }
+
     struct SetPassword: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "set-password", abstract: "Set a user's password (prompted, never an argument); ends every session of the user.",
+            commandName: "set-password",
+            abstract: "Set a user's password (prompted, never an argument); ends every session and device credential of the user.",
             discussion: "On a terminal the password is asked twice without echo; otherwise it is the first line of standard input.")
 
         @OptionGroup var options: DatabaseOptions
@@ -224,10 +245,10 @@ extension UsersCommand {
         func run() async throws {
             let id = try canonical(self.id)
             let password = try PasswordPrompt.read("New password: ", confirming: true)
-            let revoked = try await withAudit(self.options, AuditAction.userPasswordSet, { ("user \(id)", "\($0) sessions ended") }) {
-                services in try await services.accounts.setPassword(userID: id, password: password)
-            }
-            print("set the password of user \(id); revoked \(revoked) session(s)")
+            let revoked = try await withAudit(
+                self.options, AuditAction.userPasswordSet, { ("user \(id)", "\($0.sessions) sessions ended, \($0.devices) devices signed out") }
+            ) { services in try await services.accounts.setPassword(userID: id, password: password) }
+            print("set the password of user \(id); revoked \(revoked.sessions) session(s) and signed out \(revoked.devices) device(s)")
         }
     }
 }

@@ -49,7 +49,9 @@ struct PasswordResetTests {
                 .post, "/api/v1/auth/reset-password/confirm",
                 body: ResetPasswordConfirmRequest(email: email, code: mail.code, newPassword: Self.newPassword))
             #expect(confirmed.status == .ok)
-            #expect(try confirmed.decode(PasswordChangedResponse.self) == PasswordChangedResponse(userID: first.userID, revokedSessions: 2))
+            #expect(
+                try confirmed.decode(PasswordChangedResponse.self)
+                    == PasswordChangedResponse(userID: first.userID, revokedSessions: 2, revokedDevices: 0))
             #expect(try await client.me(first.accessToken).status == .unauthorized)
             #expect(try await client.me(second.accessToken).status == .unauthorized)
             #expect(try await client.login(email, Self.password).envelope?.error.code == .invalidCredentials)
@@ -110,7 +112,9 @@ struct PasswordResetTests {
             let changed = try await client.send(
                 .post, uri, bearer: caller.accessToken, body: ChangePasswordRequest(currentPassword: Self.password, newPassword: Self.newPassword))
             #expect(changed.status == .ok)
-            #expect(try changed.decode(PasswordChangedResponse.self) == PasswordChangedResponse(userID: caller.userID, revokedSessions: 1))
+            #expect(
+                try changed.decode(PasswordChangedResponse.self)
+                    == PasswordChangedResponse(userID: caller.userID, revokedSessions: 1, revokedDevices: 0))
             try await expectAccepted(caller.accessToken, by: client)
             try await expectRefused(other.accessToken, by: client)
             #expect(try await client.login(email, Self.newPassword).status == .ok)

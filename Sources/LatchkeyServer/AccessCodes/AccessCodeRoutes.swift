@@ -28,7 +28,9 @@ struct AccessCodeRoutes {
         description:
             "Access codes are JWTs support staff issue with `latchkey access-code issue --user-id <uuid>` for an existing user (`sub` = "
             + "that user, `kind` = `access_code`). They work as a Bearer themselves; this trades one for a normal session of its user (a "
-            + "token pair). Revoking the code ends the sessions exchanged from it. A value that is not a valid, unrevoked access code is 401 "
+            + "token pair). Revoking the code ends the sessions exchanged from it. Such a session never counts as a recent sign-in (403 "
+            + "`reauthentication_required` where one is needed), so it can add no way to sign in and leaves nothing behind once revoked. "
+            + "A value that is not a valid, unrevoked access code is 401 "
             + "`invalid_token`.",
         requestBody: AccessCodeExchangeRequest.self,
         outcomes: [

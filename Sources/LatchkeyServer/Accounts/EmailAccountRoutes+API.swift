@@ -9,19 +9,41 @@ extension EmailAccountRoutes {
         .post, "/api/v1/auth/register", id: "registerEmail", tag: "Email accounts", summary: "Add an email address and password",
         description: """
             With a session's Bearer (a device user), attaches the address and password to that user: same user ID, devices, budget and \
-            data. Without a Bearer, creates a new user. Either way a verification mail goes out (a 6-digit code and a link, valid 15 \
-            minutes), committed with the account in one transaction. The address is parsed as an RFC 5322 addr-spec and normalised \
-            (trimmed, domain lowercased, IDN as punycode); addresses are unique ignoring case. Passwords: 8 to 256 characters after NFKC \
-            normalisation, not the address, not one of the most common passwords (400 `weak_password` with `reason`). Stored as an \
-            Argon2id PHC string.
+            data. A new way to sign in needs a recent sign-in, as linking does: a session begun within `tokens.recent-authentication` \
+            seconds (600), or a DPoP proof made with the key the session is bound to; a session exchanged from an access code never \
+            counts (403 `reauthentication_required`). Without a Bearer, creates a new user. Either way a verification mail goes out (a \
+            6-digit code and a link, valid 15 minutes), committed with the account in one transaction. Until verified the address \
+            belongs to nobody: it signs nobody in, blocks no other registration of it and gets no reset; the first to verify it keeps \
+            it and the other registrations of it are removed. The address is parsed as an RFC 5322 addr-spec and normalised (trimmed, \
+            domain lowercased, IDN as punycode); verified addresses are unique ignoring case. An address another account verified is \
+            answered 201 like any other (no enumeration): it is stored unverified, no code goes out, and that account's address is \
+            mailed that someone tried to sign up with it (within the per-address mail limits); with `email.reveal-existing` it is 422 \
+            `email_taken` instead. Passwords: 8 to 256 characters after NFKC normalisation, not the address, not one of the most \
+            common passwords (400 `weak_password` with `reason`). Stored as an Argon2id PHC string.
             """,
         security: .optionalBearer, requestBody: EmailRegistrationRequest.self,
         requestExample: #"{"email": "player@example.com", "password": "correct horse battery staple"}"#,
         outcomes: [
-            .init(201, "The account; a verification mail is queued.", body: EmailAccountResponse.self),
+            .init(201, "The account, not yet verified: check the mail.", body: EmailAccountResponse.self),
             .badRequest("Malformed body, `invalid_email`, or `weak_password` (with `reason`)."),
-            .forbidden("The Bearer is not a user's session."), .notFound(Self.notConfigured), .conflict("`email_already_set`: this user has one."),
-            .init(422, "`email_taken`: another account has this address."), .tooLarge, .unavailable,
+            .forbidden("The Bearer is not a user's session (`forbidden`), or shows no recent sign-in (`reauthentication_required`)."),
+            .notFound(Self.notConfigured), .conflict("`email_already_set`: this user has one."),
+            .init(422, "`email_taken`: another account verified this address (only with `email.reveal-existing`)."), .tooLarge, .unavailable,
+        ])
+
+    static let removeEmail = APIOperation(
+        .delete, "/api/v1/users/me/email", id: "removeMyEmail", tag: "Email accounts", summary: "Remove the email address and password",
+        description: """
+            Removes the calling user's address and password: they no longer sign in. Needs a recent sign-in (a session begun within \
+            `tokens.recent-authentication` seconds, or a DPoP proof made with the session's key; never a session exchanged from an \
+            access code). Ends every other session of the user, and mails the address a notice when it was verified. Refused (409 \
+            `last_sign_in_method`) when the address is the user's only way to sign in (no device, no linked identity).
+            """,
+        outcomes: [
+            .init(200, "Removed; the other sessions ended.", body: EmailRemovedResponse.self),
+            .forbidden("Not a session (`forbidden`), or no recent sign-in (`reauthentication_required`)."),
+            .notFound("No `smtp.host` is configured, or the user has no address."),
+            .conflict("`last_sign_in_method`: the address is the user's only way to sign in."), .unavailable,
         ])
 
     static let verifyEmail = APIOperation(
@@ -72,7 +94,8 @@ extension EmailAccountRoutes {
         .post, "/api/v1/auth/reset-password", id: "requestPasswordReset", tag: "Email accounts", summary: "Mail a password reset code",
         description: """
             Always 202 (no enumeration). When the address has an account, a mail with a 6-digit code and a link (single use, valid 30 \
-            minutes) is queued, within the same per-address mail limits as `resend-verification`.
+            minutes) is queued, within the same per-address mail limits as `resend-verification`. An address attached unverified to an \
+            existing user belongs to nobody yet and gets no reset.
             """,
         requestBody: EmailAddressRequest.self, requestExample: #"{"email": "player@example.com"}"#,
         outcomes: [
@@ -85,25 +108,29 @@ extension EmailAccountRoutes {
         summary: "Set a new password with the reset code",
         description: """
             `{token, new_password}` with the mail link's token, or `{email, code, new_password}`. Sets the password, verifies the \
-            address (the mail arrived) and revokes every session of the user.
+            address (the mail arrived) and gives the account back whole: every session of the user ends, and every device credential \
+            (device secrets and bound keys) stops working, except that of the device that sent a DPoP proof made with its own bound \
+            key; `revoked_devices` counts the devices signed out (they register again as new devices, or sign in with the password).
             """,
         requestBody: ResetPasswordConfirmRequest.self,
         requestExample: #"{"email": "player@example.com", "code": "123456", "new_password": "a new long passphrase"}"#,
         outcomes: [
-            .init(200, "The password is set; every session ended.", body: PasswordChangedResponse.self),
+            .init(200, "The password is set; every session and every other device credential ended.", body: PasswordChangedResponse.self),
             .badRequest("Malformed body, `invalid_code` or `weak_password`."), .notFound(Self.notConfigured), .tooLarge, .unavailable,
         ])
 
     static let changePassword = APIOperation(
         .post, "/api/v1/auth/change-password", id: "changePassword", tag: "Email accounts", summary: "Change the password",
         description: """
-            With the session's Bearer and the current password. Revokes the user's other sessions; this one stays. A wrong current \
-            password is 401 `invalid_credentials` and counts toward the account's `limits.login-failures`.
+            With the session's Bearer and the current password. Revokes the user's other sessions (this one stays) and every device \
+            credential (device secrets and bound keys) but that of the device that sent a DPoP proof made with its own bound key \
+            (`revoked_devices` counts the others), and mails the verified address a notice. A wrong current password is 401 \
+            `invalid_credentials` and counts toward the account's `limits.login-failures`.
             """,
         requestBody: ChangePasswordRequest.self,
         requestExample: #"{"current_password": "correct horse battery staple", "new_password": "a new long passphrase"}"#,
         outcomes: [
-            .init(200, "Changed; the other sessions ended.", body: PasswordChangedResponse.self),
+            .init(200, "Changed; the other sessions and device credentials ended.", body: PasswordChangedResponse.self),
             .badRequest("Malformed body or `weak_password`."),
             .notFound("No `smtp.host` is configured, or this account has no password."),
             .init(429, "`too_many_attempts` for this account.", headers: ["Retry-After"]), .tooLarge, .unavailable,
@@ -144,8 +171,8 @@ extension EmailAccountRoutes {
     static let resetForm = APIOperation(
         .post, "/api/v1/auth/reset-password/form", id: "resetPasswordForm", tag: "Email accounts", summary: "The reset page's form (HTML)",
         description: """
-            An `application/x-www-form-urlencoded` body with `token` and `new_password`. Sets the password and ends every session, as \
-            `reset-password/confirm` does; answers an HTML page.
+            An `application/x-www-form-urlencoded` body with `token` and `new_password`. Sets the password and ends every session and \
+            device credential, as `reset-password/confirm` does (a browser proves no device key); answers an HTML page.
             """,
         outcomes: [
             .page(200, "Changed (an HTML page)."), .page(400, "The token is wrong, expired or used, or the password is weak (an HTML page)."),

@@ -5,8 +5,8 @@ import LatchkeyAPI
 import NIOCore
 
 /// Email and password accounts: `POST /api/v1/auth/register`, `verify-email` (JSON, and the mail link's page and form),
-/// `resend-verification`, `login`, `reset-password` (request, the link's page and form, and `confirm`) and
-/// `change-password`. Without `smtp.host` each answers 404 saying how to turn them on.
+/// `resend-verification`, `login`, `reset-password` (request, the link's page and form, and `confirm`),
+/// `change-password` and `DELETE /api/v1/users/me/email`. Without `smtp.host` each answers 404 saying how to turn them on.
 @available(LatchkeyServer 1.0, *)
 struct EmailAccountRoutes {
     let accounts: EmailAccountService?
@@ -29,11 +29,21 @@ struct EmailAccountRoutes {
     }
 
     func add(to api: APIRoutes<LatchkeyRequestContext>) {
-        api.add(Self.register, requirements: [self.perClient, .token(self.verifier, optional: true)]) { request, context in
+        api.add(Self.register, requirements: [self.perClient, .proof(self.dpop), .token(self.verifier, optional: true)]) { request, context in
             let accounts = try self.service()
             let body = try await request.decode(as: EmailRegistrationRequest.self, context: context)
-            let account = try await accounts.register(email: body.email, password: body.password, attachingTo: context.identity)
+            let account = try await accounts.register(email: body.email, password: body.password, attachingTo: context.identity, proof: context.proof)
             return Answer(account, status: .created)
+        }
+        api.add(
+            Self.removeEmail,
+            requirements: [
+                .proof(self.dpop),
+                .token(self.verifier, kinds: [.session], refusal: "Only the account's own session can remove its email address."),
+            ]
+        ) { _, context in
+            let accounts = try self.service()
+            return Answer(try await accounts.removeEmail(token: try context.requireIdentity(), proof: context.proof))
         }
         api.add(Self.verifyEmail, requirements: [self.perClient]) { request, context in
             let accounts = try self.service()
@@ -63,18 +73,20 @@ struct EmailAccountRoutes {
             try await accounts.requestPasswordReset(email: body.email)
             return Answer(Self.accepted, status: .accepted)
         }
-        api.add(Self.confirmReset, requirements: [self.perClient]) { request, context in
+        api.add(Self.confirmReset, requirements: [self.perClient, .proof(self.dpop)]) { request, context in
             let accounts = try self.service()
             let body = try await request.decode(as: ResetPasswordConfirmRequest.self, context: context)
-            return Answer(try await accounts.resetPassword(body))
+            return Answer(try await accounts.resetPassword(body, proof: context.proof))
         }
         api.add(
             Self.changePassword,
-            requirements: [.token(self.verifier, kinds: [.session], refusal: "Only the account's own session can change its password.")]
+            requirements: [
+                .proof(self.dpop), .token(self.verifier, kinds: [.session], refusal: "Only the account's own session can change its password."),
+            ]
         ) { request, context in
             let accounts = try self.service()
             let body = try await request.decode(as: ChangePasswordRequest.self, context: context)
-            return Answer(try await accounts.changePassword(body, token: try context.requireIdentity()))
+            return Answer(try await accounts.changePassword(body, token: try context.requireIdentity(), proof: context.proof))
         }
         // The mail's links open pages; only their buttons (a POST) spend the token, so a link scanner that opens
         // every link spends nothing.

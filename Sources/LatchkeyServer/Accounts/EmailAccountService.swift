@@ -58,9 +58,14 @@ package final class EmailAccountService: Sendable {
 
     // MARK: Registration and verification
 
-    /// Attaches `email` and `password` to the user of `token` (a session), or to a new user without one, and mails a
-    /// verification code.
-    package func register(email: String, password: String, attachingTo token: VerifiedToken?) async throws -> EmailAccountResponse {
+    /// Attaches `email` and `password` to the user of `token` (a session showing a recent sign-in: a new way to sign in
+    /// is as sensitive as linking), or to a new user without one, and mails a verification code.
+    ///
+    /// An address another user verified is answered the same way (unless `email.reveal-existing`): it is stored
+    /// unverified and can never be verified, and its owner is mailed that someone tried to sign up with it instead.
+    package func register(
+        email: String, password: String, attachingTo token: VerifiedToken?, proof: VerifiedProof? = nil
+    ) async throws -> EmailAccountResponse {
         let address = try Self.parse(email)
         let normalized = PasswordPolicy.normalize(password)
         try PasswordPolicy.check(normalized, email: address)
@@ -69,6 +74,7 @@ package final class EmailAccountService: Sendable {
             guard token.kind == .session else {
                 throw ServiceError.forbidden("Only a signed-in user's session can add an email address; send no Bearer to create a new account.")
             }
+            try await self.sessions.requireRecentAuthentication(token, proof: proof)
             userID = token.userID
         } else {
             userID = UUID().uuidString.lowercased()
@@ -76,11 +82,13 @@ package final class EmailAccountService: Sendable {
         let hash = try await self.pool.hash(normalized)
         let now = self.clock.now()
         let (code, mail) = try self.makeCode(.verify, userID: userID, address: address, at: now)
+        // Counted whatever the outcome (as a code's mail always was), so the two outcomes cost the same.
+        let takenMail = try await self.mayMail(address) ? try self.makeMail(.signupAttempt, to: address) : nil
         switch try await self.store.registerEmail(
-            userID: userID, newUser: token == nil, email: address.address, key: address.key, passwordHash: hash, code: code, mail: mail, at: now)
+            userID: userID, newUser: token == nil, email: address.address, key: address.key, passwordHash: hash, code: code, mail: mail,
+            takenMail: takenMail, revealExisting: self.configuration.revealExisting, at: now)
         {
-        case .created:
-            _ = try await self.mayMail(address)
+        case .created, .taken:
             self.sender?.wake()
             return EmailAccountResponse(userID: userID, email: address.address, emailVerified: false)
         case .emailTaken: throw AccountError.emailTaken
@@ -140,10 +148,11 @@ package final class EmailAccountService: Sendable {
 
     // MARK: Passwords
 
-    /// Mails a reset code when the address has an account and its mail limits allow; says nothing either way.
+    /// Mails a reset code when the address has an account and its mail limits allow; says nothing either way. An
+    /// address attached unverified to an existing user belongs to nobody yet: it gets no reset.
     package func requestPasswordReset(email: String) async throws {
         let address = try Self.parse(email)
-        guard let account = try await self.store.emailAccount(key: address.key) else { return }
+        guard let account = try await self.store.resettableAccount(key: address.key) else { return }
         guard try await self.mayMail(address) else { return }
         let now = self.clock.now()
         let (code, mail) = try self.makeCode(.reset, userID: account.userID, address: EmailAddressOf(account), at: now)
@@ -151,18 +160,20 @@ package final class EmailAccountService: Sendable {
         self.sender?.wake()
     }
 
-    /// Sets a new password with a reset code or link token, and ends every session of the user.
-    package func resetPassword(_ request: ResetPasswordConfirmRequest) async throws -> PasswordChangedResponse {
+    /// Sets a new password with a reset code or link token, ends every session of the user and stops every device
+    /// credential (secret or bound key) of it but that of the device whose key made `proof`.
+    package func resetPassword(_ request: ResetPasswordConfirmRequest, proof: VerifiedProof? = nil) async throws -> PasswordChangedResponse {
         let lookup = try self.lookup(token: request.token, email: request.email, code: request.code, purpose: .reset)
         let normalized = PasswordPolicy.normalize(request.newPassword)
         try PasswordPolicy.check(normalized, email: try await self.resetAddress(request, lookup: lookup))
         let hash = try await self.pool.hash(normalized)
         guard
-            let (userID, revoked) = try await self.store.resetPassword(lookup, newHash: hash, maxAttempts: Self.maxCodeAttempts, at: self.clock.now())
+            let revoked = try await self.store.resetPassword(
+                lookup, newHash: hash, maxAttempts: Self.maxCodeAttempts, keepingDeviceKey: proof?.thumbprint, at: self.clock.now())
         else { throw AccountError.invalidCode }
-        self.cache.invalidate(sessionIDs: revoked)
-        self.cache.userSignedOut(userID)
-        return PasswordChangedResponse(userID: userID, revokedSessions: revoked.count)
+        self.cache.invalidate(sessionIDs: revoked.sessions)
+        self.cache.userSignedOut(revoked.userID)
+        return PasswordChangedResponse(userID: revoked.userID, revokedSessions: revoked.sessions.count, revokedDevices: revoked.devices)
     }
 
     /// The address a reset is for: the one sent with a code, or the one of the account the link belongs to (so a link
@@ -173,8 +184,11 @@ package final class EmailAccountService: Sendable {
         return try? EmailAddress(parsing: account.email)
     }
 
-    /// Changes the password of the token's user, given the current one; ends the user's other sessions.
-    package func changePassword(_ request: ChangePasswordRequest, token: VerifiedToken) async throws -> PasswordChangedResponse {
+    /// Changes the password of the token's user, given the current one; ends the user's other sessions, stops every
+    /// device credential but that of the device whose key made `proof`, and tells the verified address.
+    package func changePassword(
+        _ request: ChangePasswordRequest, token: VerifiedToken, proof: VerifiedProof? = nil
+    ) async throws -> PasswordChangedResponse {
         guard token.kind == .session else { throw ServiceError.forbidden("Only the account's own session can change its password.") }
         guard let account = try await self.store.emailAccount(userID: token.userID) else {
             throw ServiceError.notFound("This account has no password yet: add an email address and password with POST /api/v1/auth/register.")
@@ -186,17 +200,53 @@ package final class EmailAccountService: Sendable {
         let normalized = PasswordPolicy.normalize(request.newPassword)
         try PasswordPolicy.check(normalized, email: try? EmailAddress(parsing: account.email))
         let hash = try await self.pool.hash(normalized)
+        let notice = try self.notice("The password of your account was changed.", to: account)
         guard
             let revoked = try await self.store.setPasswordHash(
                 userID: account.userID, hash: hash, expectedHash: account.passwordHash, revokingSessionsExcept: token.sessionID,
-                reason: "password_changed", at: self.clock.now())
+                keepingDeviceKey: proof?.thumbprint, notice: notice, reason: "password_changed", at: self.clock.now())
         else { throw AccountError.invalidCredentials }  // changed meanwhile by another request
-        self.cache.invalidate(sessionIDs: revoked)
-        return PasswordChangedResponse(userID: account.userID, revokedSessions: revoked.count)
+        self.cache.invalidate(sessionIDs: revoked.sessions)
+        if notice != nil { self.sender?.wake() }
+        return PasswordChangedResponse(userID: account.userID, revokedSessions: revoked.sessions.count, revokedDevices: revoked.devices)
     }
 
-    /// Support: sets the user's password (prompted by the CLI), ending every session of the user.
-    package func setPassword(userID: String, password: String) async throws -> Int {
+    /// Removes the address (and so the password) of the token's user, given a recent sign-in; ends the user's other
+    /// sessions and tells the address when it was verified. Refused when it is the user's only way to sign in.
+    package func removeEmail(token: VerifiedToken, proof: VerifiedProof?) async throws -> EmailRemovedResponse {
+        guard token.kind == .session else { throw ServiceError.forbidden("Only the account's own session can remove its email address.") }
+        try await self.sessions.requireRecentAuthentication(token, proof: proof)
+        let (account, revoked) = try await self.remove(userID: token.userID, keepingSession: token.sessionID, onlyWayIn: false)
+        return EmailRemovedResponse(userID: account.userID, email: account.email, revokedSessions: revoked)
+    }
+
+    /// Support (`latchkey users unset-email`): removes the user's address and ends every session of the user.
+    package func unsetEmail(userID: String) async throws -> (email: String, revokedSessions: Int) {
+        let (account, revoked) = try await self.remove(userID: userID, keepingSession: nil, onlyWayIn: true)
+        return (account.email, revoked)
+    }
+
+    private func remove(userID: String, keepingSession: String?, onlyWayIn: Bool) async throws -> (EmailAccountRecord, Int) {
+        guard let account = try await self.store.emailAccount(userID: userID) else {
+            throw ServiceError.notFound("User \(userID) has no email address.")
+        }
+        let notice = try self.notice("The address \(account.email) was removed from your account: it no longer signs in.", to: account)
+        switch try await self.store.removeEmail(
+            userID: userID, keepingSession: keepingSession, allowingOnlyWayIn: onlyWayIn, notice: notice, at: self.clock.now())
+        {
+        case .none: throw ServiceError.notFound("User \(userID) has no email address.")
+        case .onlyWayIn:
+            throw ServiceError.lastSignInMethod(
+                "The email address is this account's only way to sign in: link another one first, or delete the account instead.")
+        case .removed(let removed, let sessions):
+            self.cache.invalidate(sessionIDs: sessions)
+            if removed.verifiedAt != nil { self.sender?.wake() }
+            return (removed, sessions.count)
+        }
+    }
+
+    /// Support: sets the user's password (prompted by the CLI), ending every session and device credential of the user.
+    package func setPassword(userID: String, password: String) async throws -> (sessions: Int, devices: Int) {
         guard let account = try await self.store.emailAccount(userID: userID) else {
             throw ServiceError.notFound("User \(userID) has no email account.")
         }
@@ -205,16 +255,17 @@ package final class EmailAccountService: Sendable {
         let hash = try await self.pool.hash(normalized)
         guard
             let revoked = try await self.store.setPasswordHash(
-                userID: userID, hash: hash, expectedHash: nil, revokingSessionsExcept: nil, reason: "admin", at: self.clock.now())
+                userID: userID, hash: hash, expectedHash: nil, revokingSessionsExcept: nil, keepingDeviceKey: nil, notice: nil, reason: "admin",
+                at: self.clock.now())
         else { throw ServiceError.notFound("User \(userID) has no email account.") }
-        self.cache.invalidate(sessionIDs: revoked)
-        return revoked.count
+        self.cache.invalidate(sessionIDs: revoked.sessions)
+        return (revoked.sessions.count, revoked.devices)
     }
 
-    /// Support: marks the user's address verified.
+    /// Support: marks the user's address verified (removing other users' unverified registrations of it).
     package func markVerified(userID: String) async throws {
         guard try await self.store.markEmailVerified(userID: userID, at: self.clock.now()) else {
-            throw ServiceError.notFound("User \(userID) has no email account.")
+            throw ServiceError.notFound("User \(userID) has no email account (or another user verified its address first).")
         }
     }
 
@@ -263,23 +314,34 @@ package final class EmailAccountService: Sendable {
         let linkToken = Secret.generate()
         let lifetime = purpose == .verify ? Self.verificationLifetime : Self.resetLifetime
         let path = purpose == .verify ? EmailAccountRoutes.verifyPagePath : EmailAccountRoutes.resetPagePath
+        let mail = try self.makeMail(
+            purpose.mail, to: address,
+            values: ["code": code, "link": "\(self.linkBase)\(path)?token=\(linkToken)", "minutes": String(Int(lifetime / 60))])
+        return (
+            NewEmailCode(
+                purpose: purpose, codeHash: Self.codeHash(code, purpose: purpose, userID: userID, key: self.codeKey),
+                linkHash: Secret.hash(linkToken), expiresAt: now.addingTimeInterval(lifetime)),
+            mail
+        )
+    }
+
+    /// The security notice saying `change` to the account's address, when it is verified (nil otherwise: an unverified
+    /// address may be anyone's).
+    private func notice(_ change: String, to account: EmailAccountRecord) throws -> NewOutboxMail? {
+        guard account.verifiedAt != nil else { return nil }
+        return try self.makeMail(.notice, to: EmailAddressOf(account), values: ["change": change])
+    }
+
+    /// The mail of `purpose` to `address` with `values` (and the app's name and the address) in its template, sealed.
+    private func makeMail(_ purpose: MailPurpose, to address: EmailAddress, values: [String: String] = [:]) throws -> NewOutboxMail {
         let texts = self.templates.render(
-            purpose,
-            values: [
-                "app_name": self.configuration.appName, "email": address.address, "code": code,
-                "link": "\(self.linkBase)\(path)?token=\(linkToken)", "minutes": String(Int(lifetime / 60)),
-            ])
+            purpose, values: values.merging(["app_name": self.configuration.appName, "email": address.address]) { value, _ in value })
         let fromDomain = self.configuration.from.flatMap { try? EmailAddress(parsing: $0) }.map { String($0.address.split(separator: "@").last!) }
         let messageID = "\(Secret.generate().prefix(24))@\(fromDomain ?? "latchkey.invalid")"
         let sealed = try self.masterKey.seal(
             try JSONEncoder().encode(OutboxMessage(subject: texts.subject, text: texts.text, html: texts.html)),
             context: OutboxSender.sealContext(messageID))
-        return (
-            NewEmailCode(
-                purpose: purpose, codeHash: Self.codeHash(code, purpose: purpose, userID: userID, key: self.codeKey),
-                linkHash: Secret.hash(linkToken), expiresAt: now.addingTimeInterval(lifetime)),
-            NewOutboxMail(recipient: address.address, purpose: purpose, messageID: messageID, sealedMessage: sealed)
-        )
+        return NewOutboxMail(recipient: address.address, purpose: purpose, messageID: messageID, sealedMessage: sealed)
     }
 }
 

@@ -17,7 +17,9 @@ import LatchkeySMTP
 ///   template files that replace the built-in ones, see ``MailTemplates``), `email.retry-interval` (seconds before the
 ///   first retry of a failed delivery, doubled each time up to an hour; default 30), `email.max-attempts` (default 20:
 ///   after that a mail stays in the outbox as failed, for `latchkey outbox retry`), `email.poll-interval` (seconds
-///   between outbox scans when nothing woke the sender, default 5).
+///   between outbox scans when nothing woke the sender, default 5), `email.reveal-existing` (default false: a registration
+///   of an address another account verified is answered 201 like any other, and that account's address is mailed that
+///   someone tried to sign up with it; true answers 422 `email_taken` instead, for apps that prefer telling people).
 /// - `passwords.hashing-threads` (threads that hash passwords, default the number of cores less one, at least one),
 ///   `passwords.queue-limit` (hashes that may wait for a thread, default 64: beyond that 503 with `Retry-After`),
 ///   `passwords.argon2-memory` (KiB, default OWASP's 19456) and `passwords.argon2-iterations` (default 2). Stored
@@ -39,6 +41,8 @@ public struct EmailConfiguration: Sendable {
     public var retryInterval: TimeInterval = 30
     public var maxAttempts = 20
     public var pollInterval: TimeInterval = 5
+    /// `email.reveal-existing`: answer 422 `email_taken` for an address another account verified.
+    public var revealExisting = false
     public var hashingThreads = max(1, ProcessInfo.processInfo.activeProcessorCount - 1)
     public var queueLimit = 64
     public var argon2Memory = Argon2.Parameters.owasp.memoryKibibytes
@@ -65,6 +69,7 @@ public struct EmailConfiguration: Sendable {
         self.retryInterval = email.double(forKey: "retry-interval", default: defaults.retryInterval)
         self.maxAttempts = email.int(forKey: "max-attempts", default: defaults.maxAttempts)
         self.pollInterval = email.double(forKey: "poll-interval", default: defaults.pollInterval)
+        self.revealExisting = email.bool(forKey: "reveal-existing", default: defaults.revealExisting)
         let passwords = reader.scoped(to: "passwords")
         self.hashingThreads = passwords.int(forKey: "hashing-threads", default: defaults.hashingThreads)
         self.queueLimit = passwords.int(forKey: "queue-limit", default: defaults.queueLimit)

@@ -1,13 +1,25 @@
 import Foundation
 
+/// What a mail is for: a code (`verify`, `reset`), a security notice to an account's verified address when a way to
+/// sign in was changed or removed (`notice`), or the note to an address's owner that someone tried to sign up with it
+/// (`signup-attempt`).
+@available(LatchkeyServer 1.0, *)
+enum MailPurpose: String, Sendable, CaseIterable {
+    case verify
+    case reset
+    case notice
+    case signupAttempt = "signup-attempt"
+}
+
 /// The mails' texts: a subject, a plain-text body and an HTML body for each purpose, with placeholders.
 ///
-/// Placeholders: `{{app_name}}`, `{{email}}`, `{{code}}` (6 digits), `{{link}}` (the page that confirms the code), and
-/// `{{minutes}}` (how long they stay valid). In HTML bodies every value is HTML-escaped.
+/// Placeholders: `{{app_name}}`, `{{email}}`, `{{code}}` (6 digits), `{{link}}` (the page that confirms the code),
+/// `{{minutes}}` (how long they stay valid), and in notices `{{change}}` (a sentence saying what changed). In HTML bodies
+/// every value is HTML-escaped.
 ///
-/// `email.templates` names a directory whose files replace the built-in texts one by one: `verify.subject.txt`,
-/// `verify.txt`, `verify.html`, `reset.subject.txt`, `reset.txt`, `reset.html` (UTF-8; a file that is absent keeps the
-/// built-in text). They are read once, at start.
+/// `email.templates` names a directory whose files replace the built-in texts one by one: `<purpose>.subject.txt`,
+/// `<purpose>.txt` and `<purpose>.html` for each purpose (`verify`, `reset`, `notice`, `signup-attempt`; UTF-8; a file
+/// that is absent keeps the built-in text). They are read once, at start.
 @available(LatchkeyServer 1.0, *)
 struct MailTemplates: Sendable {
     struct Texts: Sendable {
@@ -68,7 +80,65 @@ struct MailTemplates: Sendable {
             </body></html>
             """)
 
+    var notice = Texts(
+        subject: "Security notice: your {{app_name}} sign-in changed",
+        text: """
+            Hello,
+
+            {{change}}
+
+            This is about the {{app_name}} account of {{email}}. If you did it, there is nothing to do. If you did not,
+            reset your password at once (the app's "forgot password") and sign out everywhere, then contact support.
+            """,
+        html: """
+            <!doctype html>
+            <html><body style="font-family: -apple-system, Helvetica, Arial, sans-serif">
+            <p>Hello,</p>
+            <p><b>{{change}}</b></p>
+            <p>This is about the {{app_name}} account of {{email}}. If you did it, there is nothing to do. If you did not, reset
+            your password at once (the app's "forgot password") and sign out everywhere, then contact support.</p>
+            </body></html>
+            """)
+
+    var signupAttempt = Texts(
+        subject: "Someone tried to sign up for {{app_name}} with your address",
+        text: """
+            Hello,
+
+            Someone (perhaps you) tried to create a {{app_name}} account with {{email}}, which already has one. Nothing
+            changed: your account, its password and its sessions stay as they are.
+
+            If it was you, sign in instead, or use "forgot password" if you no longer know it. If it was not, ignore this mail.
+            """,
+        html: """
+            <!doctype html>
+            <html><body style="font-family: -apple-system, Helvetica, Arial, sans-serif">
+            <p>Hello,</p>
+            <p>Someone (perhaps you) tried to create a {{app_name}} account with {{email}}, which already has one. Nothing
+            changed: your account, its password and its sessions stay as they are.</p>
+            <p>If it was you, sign in instead, or use "forgot password" if you no longer know it. If it was not, ignore this mail.</p>
+            </body></html>
+            """)
+
     init() {}
+
+    private func texts(_ purpose: MailPurpose) -> Texts {
+        switch purpose {
+        case .verify: self.verify
+        case .reset: self.reset
+        case .notice: self.notice
+        case .signupAttempt: self.signupAttempt
+        }
+    }
+
+    private mutating func set(_ texts: Texts, for purpose: MailPurpose) {
+        switch purpose {
+        case .verify: self.verify = texts
+        case .reset: self.reset = texts
+        case .notice: self.notice = texts
+        case .signupAttempt: self.signupAttempt = texts
+        }
+    }
 
     /// The built-in texts with those of `directory` in their place; throws when the directory cannot be read.
     init(directory: String?) throws {
@@ -82,18 +152,19 @@ struct MailTemplates: Sendable {
             guard FileManager.default.fileExists(atPath: path) else { return fallback }
             return try String(contentsOfFile: path, encoding: .utf8)
         }
-        for purpose in ["verify", "reset"] {
-            var texts = purpose == "verify" ? self.verify : self.reset
-            texts.subject = try read("\(purpose).subject.txt", texts.subject).trimmingCharacters(in: .whitespacesAndNewlines)
-            texts.text = try read("\(purpose).txt", texts.text)
-            texts.html = try read("\(purpose).html", texts.html)
-            if purpose == "verify" { self.verify = texts } else { self.reset = texts }
+        for purpose in MailPurpose.allCases {
+            let name = purpose.rawValue
+            var texts = self.texts(purpose)
+            texts.subject = try read("\(name).subject.txt", texts.subject).trimmingCharacters(in: .whitespacesAndNewlines)
+            texts.text = try read("\(name).txt", texts.text)
+            texts.html = try read("\(name).html", texts.html)
+            self.set(texts, for: purpose)
         }
     }
 
     /// The subject, text and HTML of `purpose` with `values` in place of their placeholders.
-    func render(_ purpose: EmailCodePurpose, values: [String: String]) -> Texts {
-        let texts = purpose == .verify ? self.verify : self.reset
+    func render(_ purpose: MailPurpose, values: [String: String]) -> Texts {
+        let texts = self.texts(purpose)
         func fill(_ template: String, escaping: Bool) -> String {
             values.reduce(template) { text, pair in
                 text.replacingOccurrences(of: "{{\(pair.key)}}", with: escaping ? Self.escapeHTML(pair.value) : pair.value)

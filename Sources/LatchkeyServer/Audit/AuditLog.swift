@@ -73,6 +73,7 @@ public enum AuditAction {
     public static let sessionRevoke = "session.revoke"
     public static let userIdentityUnlink = "user.identity.unlink"
     public static let userEmailVerify = "user.email.verify"
+    public static let userEmailUnset = "user.email.unset"
     public static let userPasswordSet = "user.password.set"
     public static let adminCreate = "admin.create"
     public static let adminRemove = "admin.remove"

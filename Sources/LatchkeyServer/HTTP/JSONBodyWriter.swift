@@ -42,6 +42,11 @@ package struct JSONBodyWriter {
         self.text.append(String(value))
     }
 
+    package mutating func member(_ name: StaticString, _ value: Bool) {
+        self.name(name)
+        self.text.append(value ? "true" : "false")
+    }
+
     /// A number as `JSONEncoder` writes a `Double`: Swift's shortest form without a trailing `.0` (`100`, `2.75`,
     /// `1e+16`). Finite values only (`JSONEncoder` refuses the others; budgets are finite).
     package mutating func member(_ name: StaticString, _ value: Double) {

@@ -178,19 +178,20 @@ package struct SessionService: Sendable {
 
     /// Whether `token` shows a recent sign-in: a session begun within `tokens.recent-authentication` seconds, or a
     /// fresh DPoP `proof` made with the key the session is bound to. Tokens of an identity provider count as recent
-    /// (the provider decides how long its sign-ins last).
+    /// (the provider decides how long its sign-ins last). A session exchanged from an access code never does, however
+    /// new or bound: the code is a support credential, not a sign-in of the user, so it can add no way to sign in.
     func requireRecentAuthentication(_ token: VerifiedToken, proof: VerifiedProof?) async throws {
         switch token.kind {
         case .external: return
         case .session:
+            guard let sessionID = token.sessionID, let session = try await self.store.session(id: sessionID), session.accessCodeID == nil
+            else { throw ServiceError.reauthenticationRequired }
             if let authTime = token.claims.authTime,
                 self.clock.now().timeIntervalSince1970 - TimeInterval(authTime) <= self.policy.recentAuthentication
             {
                 return
             }
-            if let proof, let sessionID = token.sessionID, let session = try await self.store.session(id: sessionID),
-                session.dpopThumbprint == proof.thumbprint
-            {
+            if let proof, session.dpopThumbprint == proof.thumbprint {
                 return
             }
             throw ServiceError.reauthenticationRequired

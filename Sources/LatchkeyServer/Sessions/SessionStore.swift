@@ -270,12 +270,12 @@ extension SQLLatchkeyStore: SessionStore {
         ).run()
     }
 
-    static let sessionColumns = "s.id, s.user_id, s.device_id, s.created_at, s.revoked_at, s.dpop_thumbprint"
+    static let sessionColumns = "s.id, s.user_id, s.device_id, s.created_at, s.revoked_at, s.dpop_thumbprint, s.access_code_id"
 
     static func session(from row: any SQLRow) throws -> SessionRecord {
         SessionRecord(
             id: try row.string("id"), userID: try row.string("user_id"), deviceID: try row.optionalString("device_id"),
             createdAt: try row.date("created_at"), revokedAt: try row.optionalDate("revoked_at"),
-            dpopThumbprint: try row.optionalString("dpop_thumbprint"))
+            dpopThumbprint: try row.optionalString("dpop_thumbprint"), accessCodeID: try row.optionalString("access_code_id"))
     }
 }

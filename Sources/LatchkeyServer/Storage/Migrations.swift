@@ -176,6 +176,31 @@ enum Migrations {
                 "CREATE INDEX admin_sessions_admin_id ON admin_sessions(admin_id)",
             ]
         ),
+        (
+            8,
+            [
+                // An email address is unique among verified accounts only (an unverified one belongs to nobody and blocks
+                // nothing), and `attached` says whether it was added to a user that existed before (such an address is
+                // never reset before it is verified). SQLite cannot drop a column's UNIQUE, so the table is rebuilt.
+                """
+                CREATE TABLE email_accounts_v8 (
+                    user_id TEXT PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE, email TEXT NOT NULL,
+                    email_key TEXT NOT NULL, password_hash TEXT NOT NULL, verified_at DOUBLE PRECISION,
+                    created_at DOUBLE PRECISION NOT NULL, password_changed_at DOUBLE PRECISION NOT NULL, attached INTEGER NOT NULL) {clustered}
+                """,
+                """
+                INSERT INTO email_accounts_v8 (user_id, email, email_key, password_hash, verified_at, created_at, password_changed_at, attached)
+                SELECT a.user_id, a.email, a.email_key, a.password_hash, a.verified_at, a.created_at, a.password_changed_at,
+                    CASE WHEN EXISTS (SELECT 1 FROM devices d WHERE d.user_id = a.user_id)
+                        OR EXISTS (SELECT 1 FROM identities i WHERE i.user_id = a.user_id) THEN 1 ELSE 0 END
+                FROM email_accounts a
+                """,
+                "DROP TABLE email_accounts",
+                "ALTER TABLE email_accounts_v8 RENAME TO email_accounts",
+                "CREATE UNIQUE INDEX email_accounts_verified_key ON email_accounts(email_key) WHERE verified_at IS NOT NULL",
+                "CREATE INDEX email_accounts_email_key ON email_accounts(email_key)",
+            ]
+        ),
     ]
 
     /// Applies every migration not yet recorded, all in one transaction.

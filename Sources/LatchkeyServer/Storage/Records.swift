@@ -42,6 +42,8 @@ package struct SessionRecord: Sendable, Equatable {
     package var revokedAt: Date?
     /// The thumbprint of the key its refreshes must be signed with (DPoP), when it is bound to one.
     package var dpopThumbprint: String?
+    /// The access code it was exchanged from: such a session never shows a recent sign-in.
+    package var accessCodeID: String? = nil
 }
 
 /// An access code's bookkeeping row; the code itself is a JWT whose `jti` is `id`.
@@ -93,4 +95,7 @@ package struct UserProfileRecord: Sendable, Equatable {
     package var budgetLimit: Double?
     /// Usage recorded in the budget's period.
     package var usedBudget: Double
+    /// The user's email address, and whether it was verified.
+    package var email: String? = nil
+    package var emailVerified = false
 }

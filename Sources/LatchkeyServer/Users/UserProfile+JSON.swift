@@ -7,6 +7,8 @@ extension UserProfile: JSONBodyWritable {
         if let budget = self.budget { writer.member("budget", budget) }
         writer.member("created_at", self.createdAt)
         writer.member("devices", self.devices)
+        if let email = self.email { writer.member("email", email) }
+        if let emailVerified = self.emailVerified { writer.member("email_verified", emailVerified) }
         writer.member("identities", self.identities)
         writer.member("kind", self.kind.rawValue)
         if let provider = self.provider { writer.member("provider", provider) }

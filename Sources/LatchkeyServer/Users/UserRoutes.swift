@@ -68,7 +68,8 @@ extension UserRoutes {
             .get, path, id: id, tag: "Users", summary: "The calling user's profile",
             description:
                 "The profile of the user the bearer stands for (`/api/v1/auth/me` and `/api/v1/users/me` are the same): user ID, kind, "
-                + "creation time, the kind of the presented token, its session ID, linked identities, registered devices and the budget. "
+                + "creation time, the kind of the presented token, its session ID, linked identities, registered devices, the budget, and "
+                + "the email address that signs in with a password with `email_verified` (both absent without one). "
                 + "Takes sessions, access codes, guest tokens (whose profile is the guest's: nothing stored) and identity providers' tokens. "
                 + "The token of a user deleted after it was issued is 401. A profile may be answered from one read up to "
                 + "`cache.profile-ttl` seconds (default 2) before when another process changed it; this server's own writes show at once.",

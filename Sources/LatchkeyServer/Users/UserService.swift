@@ -42,7 +42,7 @@ public struct UserService: Sendable {
             identities: stored.identities.map { UserProfile.Identity(provider: $0.provider, subject: $0.subject, createdAt: $0.createdAt) },
             devices: stored.devices.map { UserProfile.Device(deviceID: $0.id, createdAt: $0.createdAt, lastSeenAt: $0.lastSeenAt) },
             budget: self.budgets.budget(limit: stored.budgetLimit, used: stored.usedBudget), provider: token.provider,
-            providerSubject: token.providerSubject)
+            providerSubject: token.providerSubject, email: stored.email, emailVerified: stored.email.map { _ in stored.emailVerified })
     }
 
     package func user(id: String) async throws -> UserRecord? { try await self.store.user(id: id) }

@@ -73,7 +73,7 @@ extension SQLLatchkeyStore: UserStore {
     private func readProfile(ofUser id: String, usageSince start: Date) async throws -> UserProfileRecord? {
         // One row for the user (with the budget limit and the usage sum), one per device and one per identity; a
         // user that does not exist has no devices or identities either (ON DELETE CASCADE), so no rows at all.
-        // Columns: part, a/b/c (text), t1/t2 (times), n1/n2 (numbers).
+        // Columns: part, a/b/c (text), t1/t2 (times), n1/n2 (numbers). The email account's row: 'e', the address, when verified.
         let rows = try await self.database.readStatement { sql in
             try await sql.raw(
                 """
@@ -87,12 +87,16 @@ extension SQLLatchkeyStore: UserStore {
                 UNION ALL
                 SELECT 'i', i.provider, i.subject, NULL, i.created_at, NULL, NULL, NULL
                 FROM identities i WHERE i.user_id = \(bind: id)
+                UNION ALL
+                SELECT 'e', e.email, NULL, NULL, e.verified_at, NULL, NULL, NULL
+                FROM email_accounts e WHERE e.user_id = \(bind: id)
                 """
             ).all()
         }
         var profile: UserProfileRecord?
         var devices: [DeviceRecord] = []
         var identities: [IdentityRecord] = []
+        var email: (address: String, verified: Bool)?
         for row in rows {
             switch try row.string("part") {
             case "u":
@@ -106,6 +110,8 @@ extension SQLLatchkeyStore: UserStore {
                     DeviceRecord(
                         id: try row.string("a"), userID: id, secretHash: try row.string("b"), createdAt: try row.date("t1"),
                         lastSeenAt: try row.optionalDate("t2"), keyThumbprint: try row.optionalString("c")))
+            case "e":
+                email = (try row.string("a"), try row.optionalDate("t1") != nil)
             default:
                 identities.append(
                     IdentityRecord(provider: try row.string("a"), subject: try row.string("b"), userID: id, createdAt: try row.date("t1")))
@@ -115,6 +121,8 @@ extension SQLLatchkeyStore: UserStore {
         // every call.
         profile?.devices = devices.sorted(by: Self.oldestFirst)
         profile?.identities = identities.sorted(by: Self.oldestFirst)
+        profile?.email = email?.address
+        profile?.emailVerified = email?.verified ?? false
         return profile
     }
 

@@ -7,8 +7,9 @@ import LatchkeyTestSupport
 /// sender that delivers the mails. Hashing is cheap here (64 KiB, one pass): these tests are about the flows.
 @available(LatchkeyServer 1.0, *)
 extension LiveServer {
-    /// A live server; with `email`, email accounts on and mailing through the SMTP peer's plain port.
-    static func start(email: Bool, _ body: @Sendable (LiveServer) async throws -> Void) async throws {
+    /// A live server; with `email`, email accounts on and mailing through the SMTP peer's plain port (and with
+    /// `revealExisting`, `email.reveal-existing` on).
+    static func start(email: Bool, revealExisting: Bool = false, _ body: @Sendable (LiveServer) async throws -> Void) async throws {
         let peer = email ? try await SMTPPeer.shared() : nil
         try await LiveServer.run(
             servingEvents: true,
@@ -22,6 +23,7 @@ extension LiveServer {
                 configuration.email.smtpTimeout = 10
                 configuration.email.argon2Memory = 64
                 configuration.email.argon2Iterations = 1
+                configuration.email.revealExisting = revealExisting
             }, body)
     }
 }
