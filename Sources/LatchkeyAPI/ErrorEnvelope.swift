@@ -25,6 +25,8 @@ public struct ErrorCode: RawRepresentable, Hashable, Codable, Sendable, CustomSt
     public static let invalidHeader = ErrorCode(rawValue: "invalid_header")
     /// The request body exceeded the server's limit.
     public static let payloadTooLarge = ErrorCode(rawValue: "payload_too_large")
+    /// 408: the request head did not arrive within the server's `http.header-timeout`; the connection is closed.
+    public static let requestTimeout = ErrorCode(rawValue: "request_timeout")
     /// The bearer token was missing, malformed, forged, expired or revoked.
     public static let invalidToken = ErrorCode(rawValue: "invalid_token")
     /// The refresh token is unknown, expired, revoked or was reused.

@@ -98,7 +98,8 @@ package func buildApplication(
     var application = Application(
         responder: responder,
         server: EventSocketServer.builder(
-            responder: responder, hub: services.events, trustedProxies: configuration.limits.trustedProxies, idleTimeout: configuration.idleTimeout),
+            responder: responder, hub: services.events, trustedProxies: configuration.limits.trustedProxies, idleTimeout: configuration.idleTimeout,
+            headerTimeout: configuration.headerTimeout, maxConnections: configuration.maxConnections),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "latchkey"),
         services: background,
         logger: logger)

@@ -53,10 +53,12 @@ extension LatchkeyServices {
         let intervals: [(String, TimeInterval)] = [
             ("keys.reload-interval", configuration.keyReloadInterval), ("revocations.poll-interval", configuration.revocationPollInterval),
             ("prune.interval", configuration.pruneInterval), ("http.idle-timeout", configuration.idleTimeout),
+            ("http.header-timeout", configuration.headerTimeout),
         ]
         for (key, seconds) in intervals where !(seconds > 0 && seconds.isFinite) {
             throw ConfigurationError(description: "\(key) must be a number of seconds above 0")
         }
+        if configuration.maxConnections < 1 { throw ConfigurationError(description: "http.max-connections must be 1 or more") }
         if !(configuration.profileCacheTTL >= 0 && configuration.profileCacheTTL <= 60) {
             throw ConfigurationError(description: "cache.profile-ttl must be 0 (off) to 60 seconds")
         }

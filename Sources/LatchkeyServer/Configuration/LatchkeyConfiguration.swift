@@ -31,6 +31,8 @@ import Logging
 /// - `http.max-body-size` (bytes, default 65536), `http.idle-timeout` (seconds a connection may sit idle, default 60)
 /// - `metrics.port` (serve `GET /metrics` on this port of `host` instead of the API's port), `metrics.token`
 ///   (`LATCHKEY_METRICS_TOKEN`, secret: `GET /metrics` then needs `Authorization: Bearer <token>`)
+/// - `http.header-timeout` (seconds from a request head's first byte to its end, default 10), `http.max-connections`
+///   (open connections, default 10000; more are closed at once, and a log line says so)
 /// - `prune.interval` (seconds, default 300): how often rows that no longer decide anything are removed
 /// - `cache.capacity` (entries, default 100000), `cache.ceiling` (seconds a verified token is trusted without
 ///   looking at the database again, default 60)
@@ -82,6 +84,10 @@ public struct LatchkeyConfiguration: Sendable {
     /// When set, `GET /metrics` needs `Authorization: Bearer <token>`.
     public var metricsToken: String?
     /// Seconds between pruning passes.
+    /// Seconds a request head may take from its first byte to its end before the server answers 408 and closes.
+    public var headerTimeout: TimeInterval = 10
+    /// Open connections the API's listener keeps; one more is closed at once.
+    public var maxConnections: Int = 10_000
     public var pruneInterval: TimeInterval = 300
     /// Settings whose values could not be read; ``LatchkeyServices`` refuses to start with any.
     public var invalidSettings: [String] = []
@@ -154,6 +160,8 @@ public struct LatchkeyConfiguration: Sendable {
         self.verificationCacheCapacity = reader.int(forKey: "cache.capacity", default: defaults.verificationCacheCapacity)
         self.verificationCacheCeiling = reader.double(forKey: "cache.ceiling", default: defaults.verificationCacheCeiling)
         self.profileCacheTTL = reader.double(forKey: "cache.profile-ttl", default: defaults.profileCacheTTL)
+        self.headerTimeout = reader.double(forKey: "http.header-timeout", default: defaults.headerTimeout)
+        self.maxConnections = reader.int(forKey: "http.max-connections", default: defaults.maxConnections)
         self.profileCacheCapacity = reader.int(forKey: "cache.profile-capacity", default: defaults.profileCacheCapacity)
         self.keyReloadInterval = reader.double(forKey: "keys.reload-interval", default: defaults.keyReloadInterval)
         self.keyRetention = reader.double(forKey: "keys.retention", default: defaults.keyRetention)

@@ -21,12 +21,15 @@ import NIOWebSocket
 @available(LatchkeyServer 1.0, *)
 enum EventSocketServer {
     static func builder(
-        responder: some HTTPResponder<LatchkeyRequestContext>, hub: EventHub, trustedProxies: Set<String>, idleTimeout: TimeInterval
+        responder: some HTTPResponder<LatchkeyRequestContext>, hub: EventHub, trustedProxies: Set<String>, idleTimeout: TimeInterval,
+        headerTimeout: TimeInterval, maxConnections: Int
     ) -> HTTPServerBuilder {
-        HTTPServerBuilder { httpResponder in
+        let connections = ConnectionLimit(maximum: maxConnections)
+        return HTTPServerBuilder { httpResponder in
             EventSocketChannel(
                 responder: httpResponder, router: responder, hub: hub, trustedProxies: trustedProxies,
-                idleTimeout: .nanoseconds(Int64(idleTimeout * 1_000_000_000)))
+                idleTimeout: .nanoseconds(Int64(idleTimeout * 1_000_000_000)), headerTimeout: .nanoseconds(Int64(headerTimeout * 1_000_000_000)),
+                connections: connections)
         }
     }
 }
@@ -65,13 +68,24 @@ struct EventSocketChannel<Router: HTTPResponder>: HTTPChannelHandler where Route
     let hub: EventHub
     let trustedProxies: Set<String>
     let idleTimeout: TimeAmount
+    let headerTimeout: TimeAmount
+    let connections: ConnectionLimit
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        channel.eventLoop.makeCompletedFuture {
+        guard self.connections.admit(channel, logger: logger) else {
+            channel.close(promise: nil)
+            let refused: EventLoopFuture<Negotiated> = channel.eventLoop.makeFailedFuture(ConnectionLimit.Refused())
+            return channel.eventLoop.makeSucceededFuture(Value(negotiated: refused, channel: channel))
+        }
+        return channel.eventLoop.makeCompletedFuture {
             let decision = NIOLockedValueBox<Decision?>(nil)
+            // Bytes, heads and parser errors are watched from the start: see RequestHeadGuard.
+            let (bytes, parserErrors) = RequestHeadGuard.make(idleTimeout: self.idleTimeout, headerTimeout: self.headerTimeout, logger: logger)
+            let headGuard = NIOLoopBound(bytes.headGuard, eventLoop: channel.eventLoop)
             let upgrader = NIOTypedWebSocketServerUpgrader<Negotiated>(
                 maxFrameSize: EventSocketHandler.maxMessageSize,
                 shouldUpgrade: { channel, head in
+                    headGuard.value.headRead()
                     let promise = channel.eventLoop.makePromise(of: HTTPHeaders?.self)
                     promise.completeWithTask {
                         let decided = await self.decide(head, channel: channel, logger: logger)
@@ -82,7 +96,8 @@ struct EventSocketChannel<Router: HTTPResponder>: HTTPChannelHandler where Route
                     return promise.futureResult
                 },
                 upgradePipelineHandler: { channel, _ in
-                    channel.eventLoop.makeCompletedFuture {
+                    headGuard.value.stop()
+                    return channel.eventLoop.makeCompletedFuture {
                         guard case .accept(let accepted) = decision.withLockedValue({ $0 }) else { throw ChannelError.inappropriateOperationForState }
                         try channel.pipeline.syncOperations.addHandlers(
                             NIOWebSocketFrameAggregator(
@@ -94,8 +109,10 @@ struct EventSocketChannel<Router: HTTPResponder>: HTTPChannelHandler where Route
             let upgrades = NIOTypedHTTPServerUpgradeConfiguration(
                 upgraders: [upgrader],
                 notUpgradingCompletionHandler: { channel in
-                    channel.eventLoop.makeCompletedFuture {
+                    headGuard.value.headRead()
+                    return channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+                        try channel.pipeline.syncOperations.addHandler(RequestHeadGuard.PartsWatcher(headGuard: headGuard.value))
                         try channel.pipeline.syncOperations.addHandler(
                             HTTPConnectionStateHandler(idleTimeout: Duration(self.idleTimeout), logger: logger))
                         let http = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
@@ -106,12 +123,11 @@ struct EventSocketChannel<Router: HTTPResponder>: HTTPChannelHandler where Route
                 })
             var configuration = NIOUpgradableHTTPServerPipelineConfiguration<Negotiated>(upgradeConfiguration: upgrades)
             configuration.enablePipelining = false  // NIOAsyncChannel serves one request at a time
-            configuration.enableErrorHandling = false  // Hummingbird answers errors
+            configuration.enableErrorHandling = false  // RequestHeadGuard answers the parser's errors, with the envelope
             configuration.enableResponseHeaderValidation = false  // HTTPTypes validates headers
-            // A connection that never sends a request is closed after the idle timeout, as Hummingbird's HTTP/1.1
-            // channel closes it; once a request starts, HTTPConnectionStateHandler or the event socket take over.
-            try channel.pipeline.syncOperations.addHandler(FirstRequestDeadline(timeout: self.idleTimeout))
+            try channel.pipeline.syncOperations.addHandler(bytes)
             let negotiated = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(configuration: configuration)
+            try channel.pipeline.syncOperations.addHandler(parserErrors)
             return Value(negotiated: negotiated, channel: channel)
         }
     }
@@ -133,6 +149,8 @@ struct EventSocketChannel<Router: HTTPResponder>: HTTPChannelHandler where Route
             }
         } catch let error as ChannelError where error == .inputClosed {
             // The client went away before its first request ended.
+        } catch is ConnectionLimit.Refused {
+            // Closed at once: http.max-connections are open.
         } catch {
             logger.debug("Connection ended before its first request was answered", metadata: ["error.type": "\(type(of: error))"])
         }
@@ -183,44 +201,6 @@ struct EventSocketChannel<Router: HTTPResponder>: HTTPChannelHandler where Route
             self.collector.buffer.writeBuffer(&buffer)
         }
         consuming func finish(_ trailingHeaders: HTTPFields?) async throws {}
-    }
-}
-
-/// Closes a connection that sends nothing within the idle timeout, then steps aside at its first bytes.
-@available(LatchkeyServer 1.0, *)
-final class FirstRequestDeadline: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = ByteBuffer
-
-    private let timeout: TimeAmount
-    private var deadline: Scheduled<Void>?
-
-    init(timeout: TimeAmount) { self.timeout = timeout }
-
-    func handlerAdded(context: ChannelHandlerContext) {
-        if context.channel.isActive { self.arm(context) }
-    }
-
-    func channelActive(context: ChannelHandlerContext) {
-        self.arm(context)
-        context.fireChannelActive()
-    }
-
-    func handlerRemoved(context: ChannelHandlerContext) {
-        self.deadline?.cancel()
-        self.deadline = nil
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        self.deadline?.cancel()
-        self.deadline = nil
-        context.fireChannelRead(data)
-        context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
-    }
-
-    private func arm(_ context: ChannelHandlerContext) {
-        guard self.deadline == nil else { return }
-        let channel = context.channel
-        self.deadline = context.eventLoop.scheduleTask(in: self.timeout) { channel.close(promise: nil) }
     }
 }
 
