@@ -71,6 +71,22 @@ import Testing
     }
 
     @available(LatchkeyServer 1.0, *)
+    @Test func aChunkedBodyWithAnInvalidChunkSizeIs400WithTheEnvelope() async throws {
+        try await withServer(.live) { client, server in
+            try await RawConnection.open(port: try #require(client.port)) { connection in
+                try await connection.send(
+                    "POST /api/v1/auth/register-device HTTP/1.1\r\nHost: latchkey.test\r\nContent-Type: application/json\r\n"
+                        + "Transfer-Encoding: chunked\r\n\r\nzz\r\n{\"device_id\": \"\(UUID().uuidString)\"}\r\n0\r\n\r\n")
+                let answer = try await connection.response()
+                #expect(answer.status == 400)
+                #expect(answer.envelope?.error.code == .invalidRequest)
+                #expect(await connection.closedByServer())
+            }
+            #expect(try await client.send(.get, "/api/v1/health").status == .ok)
+        }
+    }
+
+    @available(LatchkeyServer 1.0, *)
     @Test(.timeLimit(.minutes(1))) func aConnectionPastMaxConnectionsIsClosedAtOnceAndTheLogSaysWhy() async throws {
         let capture = LogCapture()
         let server = try await TestServer.make(logger: capture.logger()) { $0.maxConnections = 3 }

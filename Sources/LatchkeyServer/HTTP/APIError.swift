@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import LatchkeyAPI
+import NIOHTTP1
 
 /// An error answered with the envelope `{"error": {"code", "message"}}` and its status.
 ///
@@ -85,6 +86,11 @@ extension APIError {
                 }
             return APIError(status, code, error.message)
         case StoreError.unavailable: return .unavailable()
+        // NIO's parser refused the bytes (a malformed chunk size while a route reads the body): the client's mistake.
+        case let error as HTTPParserError:
+            var refusal = APIError.badRequest("The request is not well-formed HTTP/1.1 (\(error)); the connection is closed.")
+            refusal.extraHeaders[.connection] = "close"
+            return refusal
         // Hummingbird's own errors: HTTPError, and NIO's NIOTooManyBytesError (a body over `maxUploadSize`).
         case let error as any HTTPResponseError:
             switch error.status {
