@@ -16,17 +16,25 @@ import Testing
 
     @available(LatchkeyServer 1.0, *)
     static func withProxy<T: Sendable>(
-        trusted: Set<String> = ["127.0.0.1"], proxy: ForwardAuthProxy = .nginx, _ body: @Sendable (any TestClientProtocol) async throws -> T
+        trusted: Set<String> = ["127.0.0.1"], proxy: ForwardAuthProxy = .nginx, rules: [AuthorizationRule] = Self.rules,
+        caseSensitive: Bool = false, _ body: @Sendable (any TestClientProtocol) async throws -> T
     ) async throws -> T {
         try await withServer(
             .live,
             configure: { configuration in
-                configuration.authorizationRules = Self.rules
+                configuration.authorizationRules = rules
                 configuration.authorizeProxy = proxy
+                configuration.authorizeCaseSensitive = caseSensitive
                 configuration.limits.trustedProxies = trusted
             }
         ) { client, _ in try await body(client) }
     }
+
+    /// The rules of an app that is public but for its account routes: a path that escapes `/api/account` is public.
+    @available(LatchkeyServer 1.0, *)
+    static let publicButTheAccount = [
+        AuthorizationRule(method: "*", pathPrefix: "/api/account", auth: .user), AuthorizationRule(method: "*", pathPrefix: "/", auth: .public),
+    ]
 
     @available(LatchkeyServer 1.0, *)
     static func ask(_ client: some TestClientProtocol, _ fields: [(String, String)], bearer: String? = nil) async throws -> TestResponse {
@@ -93,13 +101,51 @@ import Testing
         }
     }
 
-    @Test(arguments: ["/api/a%zz", "/api\\account", "api/account", "/api/%"])
+    @Test(arguments: [
+        "/api/a%zz", "/api\\account", "api/account", "/api/%", "/api%2Faccount", "/api%2faccount%2Fme", "/public/..%2Fapi/account",
+        "/public/..%2fapi%2faccount", "/api%5Caccount", "/public/..%5capi/account", "/api/account%00", "/api%2F..%2Fapi/account",
+    ])
     @available(LatchkeyServer 1.0, *)
     func anUnreadablePathIs400(uri: String) async throws {
         try await Self.withProxy { client in
             let response = try await Self.ask(client, Self.nginx(uri))
             #expect(response.status == .badRequest)
             #expect(response.envelope?.error.code == .invalidHeader)
+        }
+    }
+
+    @Test(arguments: ["/api%2Faccount", "/public/..%2Fapi/account", "/api%5Caccount", "/x/..%2F..%2Fapi/account"])
+    @available(LatchkeyServer 1.0, *)
+    func anEncodedSlashOrBackslashIsNeverAdmittedAsPublic(uri: String) async throws {
+        // nginx passes $request_uri on as sent, and decodes %2F for the upstream: /api%2Faccount is served as /api/account.
+        try await Self.withProxy(rules: Self.publicButTheAccount) { client in
+            let response = try await Self.ask(client, Self.nginx(uri))
+            #expect(response.status == .badRequest, "\(uri) answered \(response.status)")
+            #expect(response.envelope?.error.code == .invalidHeader)
+        }
+    }
+
+    @Test(arguments: ["/API/account", "/Api/Account/me", "/api/ACCOUNT", "/%41PI/account"])
+    @available(LatchkeyServer 1.0, *)
+    func byDefaultAPathInAnotherCaseGetsThatPathsRule(uri: String) async throws {
+        // An app that routes case-insensitively (Express's default, ASP.NET) serves /API/account as /api/account.
+        try await Self.withProxy(rules: Self.publicButTheAccount) { client in
+            let response = try await Self.ask(client, Self.nginx(uri))
+            #expect(response.status == .unauthorized, "\(uri) answered \(response.status)")
+            let user = try await client.registerDevice()
+            let admitted = try await Self.ask(client, Self.nginx(uri), bearer: user.accessToken)
+            #expect(admitted.status == .ok && admitted.headers[HTTPField.Name("X-Latchkey-User-Id")!] == user.userID)
+        }
+    }
+
+    @available(LatchkeyServer 1.0, *)
+    @Test func withCaseSensitiveRoutingAPathInAnotherCaseIsAnotherRoute() async throws {
+        try await Self.withProxy(rules: Self.publicButTheAccount, caseSensitive: true) { client in
+            let exact = try await Self.ask(client, Self.nginx("/api/account"))
+            #expect(exact.status == .unauthorized)
+            // The app routes case for case: /API/account is none of its account routes, so the public rule decides.
+            let otherCase = try await Self.ask(client, Self.nginx("/API/account"))
+            #expect(otherCase.status == .ok)
         }
     }
 }

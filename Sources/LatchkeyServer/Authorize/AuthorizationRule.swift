@@ -7,7 +7,8 @@ import Foundation
 /// `"POST /api/edit bearer actions"`, `"GET /assets device"` or `"GET /api/v1/mcp bearer token=query"` (key
 /// `authorize.routes`, comma-separated). The first rule whose method and path prefix match decides; a request no rule
 /// matches is refused (403). Prefixes match whole segments of the normalised path (``ForwardedPath``): `/api/edit`
-/// covers `/api/edit/42`, never `/api/editor`.
+/// covers `/api/edit/42`, never `/api/editor`; and `/API/Edit/42` too, unless `authorize.case-sensitive` says the app
+/// behind the proxy routes case for case.
 @available(LatchkeyServer 1.0, *)
 public struct AuthorizationRule: Sendable, Equatable {
     /// Who may pass.
@@ -60,9 +61,10 @@ public struct AuthorizationRule: Sendable, Equatable {
         self.init(method: words[0], pathPrefix: words[1], auth: auth, meter: meter, acceptsQueryToken: acceptsQueryToken)
     }
 
-    /// Whether the rule covers `method` on `path` (normalised).
-    func matches(method: String, path: String) -> Bool {
-        (self.method == "*" || self.method == method.uppercased()) && ForwardedPath.covers(prefix: self.pathPrefix, path: path)
+    /// Whether the rule covers `method` on `path` (normalised); letters of the path in either case unless `caseSensitive`.
+    func matches(method: String, path: String, caseSensitive: Bool = true) -> Bool {
+        (self.method == "*" || self.method == method.uppercased())
+            && ForwardedPath.covers(prefix: self.pathPrefix, path: path, caseSensitive: caseSensitive)
     }
 }
 

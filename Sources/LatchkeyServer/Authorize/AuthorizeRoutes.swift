@@ -23,6 +23,8 @@ struct AuthorizeRoutes {
     let limiter: RateLimiter
     let trustedProxies: Set<String>
     let proxy: ForwardAuthProxy
+    /// `authorize.case-sensitive`: the app behind the proxy routes case for case.
+    let caseSensitive: Bool
 
     static let userIDHeader = HTTPField.Name("X-Latchkey-User-Id")!
     static let deviceIDHeader = HTTPField.Name("X-Latchkey-Device-Id")!
@@ -45,8 +47,9 @@ struct AuthorizeRoutes {
                 `limits.trusted-proxies` (403 otherwise) and reads only the header pair of `authorize.proxy` (`nginx`: \
                 `X-Original-Method`/`X-Original-URI`; `traefik`: `X-Forwarded-Method`/`X-Forwarded-Uri`), each exactly once (400 \
                 otherwise), with the client's `Authorization` and `X-Device-ID`. The path is normalised (unreserved escapes \
-                decoded, `//`, `.` and `..` resolved, `;` parameters cut) and the first rule (`authorize.routes`) whose method \
-                and path prefix match on whole segments decides: `public` lets anyone pass, `device` needs `X-Device-ID` only, \
+                decoded, `//`, `.` and `..` resolved, `;` parameters cut; an encoded slash or backslash, `%2F` or `%5C`, is 400) \
+                and the first rule (`authorize.routes`) whose method and path prefix match on whole segments (letters in either \
+                case unless `authorize.case-sensitive`) decides: `public` lets anyone pass, `device` needs `X-Device-ID` only, \
                 `bearer` any valid token (guests also `X-Device-ID`), `user` a token that is not a guest's. A `bearer` or \
                 `user` rule written with `token=query` (for WebSocket clients, which cannot set headers) also takes the token \
                 from the original URI's `token` query parameter, percent-decoded, when there is no `Authorization` (400 when \
@@ -65,7 +68,9 @@ struct AuthorizeRoutes {
                 .init(
                     200, "The request may pass; identity headers for the upstream (and the meter's, when the rule has one).",
                     headers: ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"]),
-                .badRequest("The proxy's headers are missing or repeated, or a `token=query` rule met a repeated `token` parameter."),
+                .badRequest(
+                    "The proxy's headers are missing or repeated, the path is unreadable (an encoded slash or backslash, a malformed "
+                        + "escape), or a `token=query` rule met a repeated `token` parameter."),
                 .unauthorized(), .forbidden("Not a trusted proxy, no rule covers the route, or a guest met a `user` rule."),
                 .init(
                     429, "The rule's meter is used up; see `Retry-After`.",
@@ -84,9 +89,11 @@ struct AuthorizeRoutes {
         let method = try self.original(self.proxy.methodHeader, of: request)
         let uri = try self.original(self.proxy.uriHeader, of: request)
         guard let path = ForwardedPath.normalize(uri) else {
-            throw APIError.badRequest("\(self.proxy.uriHeader) is not a readable path.", code: .invalidHeader)
+            throw APIError.badRequest(
+                "\(self.proxy.uriHeader) is not a readable path (an encoded slash, backslash or control character, or a malformed escape).",
+                code: .invalidHeader)
         }
-        guard let rule = self.rules.first(where: { $0.matches(method: method, path: path) }) else {
+        guard let rule = self.rules.first(where: { $0.matches(method: method, path: path, caseSensitive: self.caseSensitive) }) else {
             throw APIError(.forbidden, .forbidden, "No authorization rule covers \(method) \(path).")
         }
         var answer = Response(status: .ok)

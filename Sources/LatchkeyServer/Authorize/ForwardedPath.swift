@@ -4,7 +4,9 @@
 /// route's rule: percent-encoded unreserved characters are decoded (`%61` is `a`, `%2E` is `.`), other escapes
 /// kept with uppercase hex, empty segments (`//`) and `.` segments dropped, `..` removes the segment before it (never
 /// above the root), and path parameters (`;…`, which some servers strip) are cut from each segment. Backslashes,
-/// control characters and malformed escapes make the path unreadable.
+/// control characters and malformed escapes make the path unreadable, and so do an encoded slash or backslash (`%2F`,
+/// `%5C`) and encoded control characters: nginx, and many apps, decode `%2F` into a separator after the check, so
+/// `/api%2Fusers` would be checked as one segment and served as `/api/users`.
 @available(LatchkeyServer 1.0, *)
 enum ForwardedPath {
     /// The normalised path of `uri` (a path with an optional query), or nil when it cannot be read.
@@ -24,9 +26,11 @@ enum ForwardedPath {
     }
 
     /// Whether `path` (normalised) lies at or below `prefix` (normalised), on segment boundaries: `/api/edit` covers
-    /// `/api/edit` and `/api/edit/42`, not `/api/editor`.
-    static func covers(prefix: String, path: String) -> Bool {
-        prefix == "/" || path == prefix || path.hasPrefix(prefix + "/")
+    /// `/api/edit` and `/api/edit/42`, not `/api/editor`. Unless `caseSensitive`, letters match in either case
+    /// (`/API/Edit` is covered too), as an app that routes case-insensitively reads them.
+    static func covers(prefix: String, path: String, caseSensitive: Bool = true) -> Bool {
+        guard caseSensitive else { return Self.covers(prefix: prefix.lowercased(), path: path.lowercased()) }
+        return prefix == "/" || path == prefix || path.hasPrefix(prefix + "/")
     }
 
     private static func decodeUnreserved(_ bytes: [UInt8]) -> String? {
@@ -45,6 +49,7 @@ enum ForwardedPath {
                 return nil
             }
             let value = high << 4 | low
+            guard value >= 0x20, value != 0x7F, value != UInt8(ascii: "/"), value != UInt8(ascii: "\\") else { return nil }
             if Self.isUnreserved(value) {
                 output.append(value)
             } else {

@@ -26,7 +26,9 @@ import Logging
 /// - `budgets.default-limit`, `budgets.period`, `usage.service-key`: see ``BudgetPolicy``
 /// - `meters.*`: meters for an app's own routes; see ``Meter``
 /// - `authorize.routes`: the rules of the forward-auth endpoint; see ``AuthorizationRule``. `authorize.proxy`
-///   (`nginx`, the default, or `traefik`): which headers name the original request; see ``ForwardAuthProxy``
+///   (`nginx`, the default, or `traefik`): which headers name the original request; see ``ForwardAuthProxy``.
+///   `authorize.case-sensitive` (default false): whether rule prefixes match paths case for case (set it only when the
+///   app behind the proxy routes case-sensitively)
 /// - `limits.*`: abuse limits on the identity endpoints and trusted proxies; see ``AbuseLimits``
 /// - `http.max-body-size` (bytes, default 65536), `http.idle-timeout` (seconds a connection may sit idle, default 60)
 /// - `metrics.port` (serve `GET /metrics` on this port of `host` instead of the API's port), `metrics.token`
@@ -74,6 +76,8 @@ public struct LatchkeyConfiguration: Sendable {
     /// Which proxy asks the forward-auth endpoint.
     public var authorizeProxy: ForwardAuthProxy = .nginx
     /// `authorize.routes` entries that could not be read; ``LatchkeyServices/open(configuration:clock:recordIssuer:logger:)`` refuses to start with any.
+    /// Whether forward-auth rules match paths case for case (the app behind the proxy routes case-sensitively).
+    public var authorizeCaseSensitive = false
     public var invalidAuthorizationRules: [String] = []
     public var budgets = BudgetPolicy()
     public var maxBodySize: Int = 64 * 1024
@@ -148,6 +152,7 @@ public struct LatchkeyConfiguration: Sendable {
         self.authorizeProxy = ForwardAuthProxy(rawValue: proxy) ?? defaults.authorizeProxy
         if ForwardAuthProxy(rawValue: proxy) == nil { self.invalidSettings.append("authorize.proxy must be nginx or traefik, not \"\(proxy)\"") }
         if let mode = reader.string(forKey: "tokens.dpop"), TokenPolicy.DPoPMode(rawValue: mode) == nil {
+        self.authorizeCaseSensitive = reader.bool(forKey: "authorize.case-sensitive", default: defaults.authorizeCaseSensitive)
             self.invalidSettings.append("tokens.dpop must be bound or required, not \"\(mode)\"")
         }
         self.meters = Meter.meters(reader: reader.scoped(to: "meters"), guestActionsPerDay: self.guestLimitations.maxActionsPerDay ?? 5)
