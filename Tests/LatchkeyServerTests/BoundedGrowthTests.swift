@@ -24,6 +24,25 @@ import Testing
         }
     }
 
+    /// A hit goes once past its own policy's window (not the longest of all, a day); a live session's spent refresh
+    /// token once past the grace window with a successor used since, while the lost answer can still be given again.
+    @available(LatchkeyServer 1.0, *)
+    @Test func hitsGoPastTheirOwnWindowAndSpentRefreshTokensPastTheGraceAndLostAnswerWindows() async throws {
+        try await withServer(.live, configure: { $0.limits.registerDevice.limit = 100 }) { client, server in
+            let device = try await client.registerDevice()
+            let second = try await client.refresh(device.refreshToken).decode(TokenPairResponse.self)
+            server.clock.advance(by: 1)
+            let third = try await client.refresh(second.refreshToken).decode(TokenPairResponse.self)
+            server.clock.advance(by: 3_600)  // past register-device's hour and the grace window; the meters' day is not over
+            let counts = try await server.services.pruner.prune()
+            #expect(counts.rateLimitHits == 1)
+            #expect(counts.refreshTokens == 1)  // the first; the second stays while its successor is unused
+            let lostAnswer = try await client.refresh(second.refreshToken)
+            #expect(lostAnswer.status == .ok)
+            #expect(try lostAnswer.decode(TokenPairResponse.self).refreshToken == third.refreshToken)
+        }
+    }
+
     @available(LatchkeyServer 1.0, *)
     @Test func perClientLimitsCountAnIPv6ClientByItsSlash64() async throws {
         try await withServer(

@@ -237,7 +237,7 @@ extension StoreContract {
             oldProof.proof = proof("key", jti: "old", expiresAt: at(50))
             try await store.createSession(oldProof)
 
-            let counts = try await store.prune(now: at(6000), hitsBefore: at(6000 - 3600), sessionsBefore: at(5000), feedBefore: at(0))
+            let counts = try await store.prune(PruneRules(now: at(6000), hitsBefore: at(6000 - 3600), sessionsBefore: at(5000), feedBefore: at(0)))
             #expect(counts.rateLimitHits == 1)
             #expect(counts.refreshTokens == 2)  // the revoked session's (expired at 3600) and the expired one's
             #expect(counts.sessions == 2)  // the revoked one and the one left without refresh tokens
@@ -253,8 +253,49 @@ extension StoreContract {
                     session: newSession(user: ""), now: at(6000))
             }
             // A second pass finds nothing.
-            #expect(try await store.prune(now: at(6000), hitsBefore: at(2400), sessionsBefore: at(5000), feedBefore: at(0)).total == 0)
-        }
+            #expect(try await store.prune(PruneRules(now: at(6000), hitsBefore: at(2400), sessionsBefore: at(5000), feedBefore: at(0))).total == 0)
+        },
+        StoreContract("pruning removes a rate-limit hit once it is past its own policy's window") { store async throws in
+            for bucket in ["short:a", "long:a", "shortened:a"] { _ = try await store.recordHit(bucket: bucket, limit: 10, window: 3600, now: at(0)) }
+            let rules = PruneRules(
+                now: at(600), hitWindows: ["short": 300, "long": 3600], hitsBefore: at(600 - 3600), sessionsBefore: at(0), feedBefore: at(0))
+            #expect(try await store.prune(rules).rateLimitHits == 1)
+            #expect(try await store.hits(bucket: "short:a", window: 3600, now: at(600)).count == 0)
+            // Another policy whose name starts the same, and the longer policy, keep theirs.
+            #expect(try await store.hits(bucket: "shortened:a", window: 3600, now: at(600)).count == 1)
+            #expect(try await store.hits(bucket: "long:a", window: 3600, now: at(600)).count == 1)
+        },
+        StoreContract("pruning removes spent refresh tokens past the grace window, but never the one whose successor is unused") {
+            store async throws in
+            let (_, session) = try await registerDevice(store)
+            var chain = [session.refreshTokenHash]
+            for second in [10.0, 25, 30] {
+                let next = "hash-" + newID()
+                #expect(
+                    try await store.rotateRefreshToken(
+                        sessionID: session.id, presentedHash: chain.last!, successorHash: next, successorExpiresAt: at(100_000), now: at(second),
+                        graceWindow: 10) == .rotated(record(session)))
+                chain.append(next)
+            }
+            // At 33 with a grace of 10: the token spent at 10 goes; the one spent at 25 is within grace; the one spent at 30
+            // is the newest spent (its successor unused: an answer that may have been lost).
+            #expect(
+                try await store.prune(PruneRules(now: at(33), hitsBefore: at(0), spentTokensBefore: at(23), sessionsBefore: at(0), feedBefore: at(0)))
+                    .refreshTokens == 1)
+            #expect(try await store.isRefreshTokenSpent(sessionID: session.id, hash: chain[0]) == nil)
+            #expect(try await store.isRefreshTokenSpent(sessionID: session.id, hash: chain[1]) == true)
+            // A day later only the newest spent token and its unused successor are left, and the lost answer is still given.
+            #expect(
+                try await store.prune(
+                    PruneRules(now: at(86_400), hitsBefore: at(0), spentTokensBefore: at(86_390), sessionsBefore: at(0), feedBefore: at(0))
+                ).refreshTokens == 1)
+            #expect(try await store.isRefreshTokenSpent(sessionID: session.id, hash: chain[1]) == nil)
+            #expect(
+                try await store.rotateRefreshToken(
+                    sessionID: session.id, presentedHash: chain[2], successorHash: chain[3], successorExpiresAt: at(100_000), now: at(86_400),
+                    graceWindow: 10) == .unclaimedSuccessor(record(session)))
+            #expect(try await store.session(id: session.id)?.revokedAt == nil)
+        },
     ]
 
     // MARK: Users
@@ -1036,11 +1077,11 @@ extension StoreContract {
                 sessions.append(session.id)
             }
             let latest = try await store.latestRevocationSequence()
-            _ = try await store.prune(now: at(0), hitsBefore: at(0), sessionsBefore: at(-1), feedBefore: at(15))
+            _ = try await store.prune(PruneRules(now: at(0), hitsBefore: at(0), sessionsBefore: at(-1), feedBefore: at(15)))
             #expect(try await feed(store).map(\.value) == Array(sessions[2...]))
             #expect(try await store.latestRevocationSequence() == latest)
             // Pruning everything keeps the newest entry, so the sequence never goes backwards.
-            _ = try await store.prune(now: at(0), hitsBefore: at(0), sessionsBefore: at(-1), feedBefore: at(1000))
+            _ = try await store.prune(PruneRules(now: at(0), hitsBefore: at(0), sessionsBefore: at(-1), feedBefore: at(1000)))
             let left = try await feed(store)
             #expect(left.map(\.value) == [sessions[3]])
             #expect(left.map(\.sequence) == [latest])
@@ -1052,7 +1093,7 @@ extension StoreContract {
                 #expect(try await store.revokeSession(id: session.id, reason: "test", at: at(second)))
             }
             let latest = try await store.latestRevocationSequence()
-            _ = try await store.prune(now: at(0), hitsBefore: at(0), sessionsBefore: at(-1), feedBefore: at(1000))
+            _ = try await store.prune(PruneRules(now: at(0), hitsBefore: at(0), sessionsBefore: at(-1), feedBefore: at(1000)))
             #expect(try await feed(store).count == 1)
 
             // A reader whose cursor is at the previous latest sees what comes next.

@@ -84,7 +84,8 @@ extension LatchkeyServices {
                 store: store, cache: cache, keyRing: keyRing, interval: configuration.revocationPollInterval, clock: clock, logger: logger),
             issuer: issuer, dpop: DPoPVerifier(nonces: DPoPNonces(key: masterKey.derivedKey(purpose: "dpop nonce")), issuer: issuer, clock: clock),
             pruner: StorePruner(
-                store: store, clock: clock, interval: configuration.pruneInterval, longestWindow: configuration.longestLimitWindow, logger: logger),
+                store: store, clock: clock, interval: configuration.pruneInterval, limitWindows: configuration.limitWindows,
+                refreshGrace: configuration.tokens.refreshGrace, logger: logger),
             events: events, accounts: accounts, outboxSender: sender,
             admin: AdminService(
                 store: store, pool: pool, limiter: RateLimiter(store: store, clock: clock), limits: configuration.accountLimits,

@@ -181,16 +181,16 @@ public struct LatchkeyConfiguration: Sendable {
         self.logLevel = reader.string(forKey: "log-level").flatMap(Logger.Level.init(rawValue:)) ?? defaults.logLevel
     }
 
-    /// The longest window of any abuse limit or meter: rate-limit hits older than that count for nothing.
-    var longestLimitWindow: TimeInterval {
+    /// The window of every abuse limit, meter and account limit, by policy name: a hit older than its policy's window
+    /// counts for nothing.
+    var limitWindows: [String: TimeInterval] {
         let limits = self.limits
-        let windows =
+        let policies =
             [
                 limits.registerDevice, limits.registerUser, limits.guest, limits.accessCodeExchange, limits.refresh, limits.refreshFailures,
                 limits.signIn, limits.assets, limits.events,
-            ]
-            .map(\.window) + self.meters.values.map(\.window) + self.accountLimits.all.map(\.window)
-        return windows.max() ?? 86_400
+            ] + self.meters.values.flatMap { [$0.policy(guest: true), $0.policy(guest: false)] } + self.accountLimits.all
+        return Dictionary(policies.map { ($0.name, $0.window) }, uniquingKeysWith: max)
     }
 
     /// `database` fit for a log line: a PostgreSQL URL loses its password.

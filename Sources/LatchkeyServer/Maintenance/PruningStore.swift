@@ -14,28 +14,70 @@ package struct PruneCounts: Sendable, Equatable {
     package var total: Int { self.rateLimitHits + self.refreshTokens + self.sessions + self.nonces + self.proofs + self.revocations }
 }
 
+/// What a pruning pass may remove, as of `now`.
+@available(LatchkeyServer 1.0, *)
+package struct PruneRules: Sendable {
+    package var now: Date
+    /// Each rate-limit policy's window, by policy name: a hit older than its own policy's window counts for nothing.
+    package var hitWindows: [String: TimeInterval]
+    /// Hits of buckets no policy names here (a policy since removed) go after the longest window.
+    package var hitsBefore: Date
+    /// A spent refresh token used before this (past the grace window) goes once a successor of it was used (its
+    /// lost-answer window is over): the session's newest spent token (its successor unused) stays. A chain is linear, so
+    /// that is every spent token but the one used last (tokens spent at the same instant all stay).
+    package var spentTokensBefore: Date
+    /// Sessions revoked before this go.
+    package var sessionsBefore: Date
+    /// Revocation-feed entries older than this go (the newest always stays).
+    package var feedBefore: Date
+
+    package init(
+        now: Date, hitWindows: [String: TimeInterval] = [:], hitsBefore: Date, spentTokensBefore: Date = .distantPast, sessionsBefore: Date,
+        feedBefore: Date
+    ) {
+        self.now = now
+        self.hitWindows = hitWindows
+        self.hitsBefore = hitsBefore
+        self.spentTokensBefore = spentTokensBefore
+        self.sessionsBefore = sessionsBefore
+        self.feedBefore = feedBefore
+    }
+}
+
 /// Rows that no longer decide anything, removed so the database stays bounded.
 @available(LatchkeyServer 1.0, *)
 package protocol PruningStore: Sendable {
-    /// Removes, as of `now`: rate-limit hits older than `hitsBefore` (outside every window), refresh tokens past their
-    /// expiry, sessions revoked before `sessionsBefore` or left without refresh tokens, spent nonces and DPoP proofs
-    /// past their expiry, and revocation-feed entries older than `feedBefore` (the newest always stays).
-    func prune(now: Date, hitsBefore: Date, sessionsBefore: Date, feedBefore: Date) async throws -> PruneCounts
+    /// Removes what `rules` allow: rate-limit hits past their policy's window, refresh tokens past their expiry or spent
+    /// past their grace and lost-answer windows, sessions revoked long ago or left without refresh tokens, spent nonces
+    /// and DPoP proofs past their expiry, and old revocation-feed entries.
+    func prune(_ rules: PruneRules) async throws -> PruneCounts
 }
 
 @available(LatchkeyServer 1.0, *)
 extension SQLLatchkeyStore: PruningStore {
-    package func prune(now: Date, hitsBefore: Date, sessionsBefore: Date, feedBefore: Date) async throws -> PruneCounts {
-        try await self.database.transaction { sql in
+    package func prune(_ rules: PruneRules) async throws -> PruneCounts {
+        let now = rules.now
+        return try await self.database.transaction { sql in
             func delete(_ statement: SQLQueryString) async throws -> Int {
                 try await sql.raw("\(statement) RETURNING 1 AS gone").all().count
             }
             var counts = PruneCounts()
-            counts.rateLimitHits = try await delete("DELETE FROM rate_limit_hits WHERE at < \(bind: hitsBefore.stored)")
-            counts.refreshTokens = try await delete("DELETE FROM refresh_tokens WHERE expires_at < \(bind: now.stored)")
+            // Buckets are `<policy name>:<hashed key>`.
+            let pastOwnWindow = rules.hitWindows.sorted { $0.key < $1.key }.map { name, window -> SQLQueryString in
+                let prefix = name + ":"
+                return "(substr(bucket, 1, \(literal: prefix.unicodeScalars.count)) = \(bind: prefix) AND at <= \(bind: (now - window).stored))"
+            }
+            counts.rateLimitHits = try await delete(
+                "DELETE FROM rate_limit_hits WHERE at < \(bind: rules.hitsBefore.stored)" + pastOwnWindow.map { " OR " + $0 }.joined())
+            counts.refreshTokens = try await delete(
+                """
+                DELETE FROM refresh_tokens WHERE expires_at < \(bind: now.stored)
+                OR (used_at < \(bind: rules.spentTokensBefore.stored)
+                    AND used_at < (SELECT MAX(newer.used_at) FROM refresh_tokens newer WHERE newer.session_id = refresh_tokens.session_id))
+                """)
             counts.sessions = try await delete(
                 """
-                DELETE FROM sessions WHERE revoked_at < \(bind: sessionsBefore.stored)
+                DELETE FROM sessions WHERE revoked_at < \(bind: rules.sessionsBefore.stored)
                 OR NOT EXISTS (SELECT 1 FROM refresh_tokens r WHERE r.session_id = sessions.id)
                 """)
             counts.nonces = try await delete("DELETE FROM used_nonces WHERE expires_at < \(bind: now.stored)")
@@ -43,7 +85,7 @@ extension SQLLatchkeyStore: PruningStore {
             // The newest entry stays: SQLite would otherwise hand out its sequence number again once the table is
             // empty, and running processes, whose cursor is past it, would never read the new entries.
             counts.revocations = try await delete(
-                "DELETE FROM revocations WHERE created_at < \(bind: feedBefore.stored) AND seq < (SELECT MAX(seq) FROM revocations)")
+                "DELETE FROM revocations WHERE created_at < \(bind: rules.feedBefore.stored) AND seq < (SELECT MAX(seq) FROM revocations)")
             return counts
         }
     }

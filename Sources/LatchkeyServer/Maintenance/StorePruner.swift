@@ -10,8 +10,10 @@ package struct StorePruner: Service {
     let store: any PruningStore
     let clock: any WallClock
     let interval: TimeInterval
-    /// The longest window of any rate limit or meter: older hits count for nothing.
-    let longestWindow: TimeInterval
+    /// Each rate limit's and meter's window, by policy name: a hit older than its own policy's window counts for nothing.
+    let limitWindows: [String: TimeInterval]
+    /// `tokens.refresh-grace`: a spent refresh token presented again this long after its use still gets the newest token.
+    let refreshGrace: TimeInterval
     let logger: Logger
     /// Revoked sessions and feed entries are kept this long (other processes' caches trust entries for far less).
     static let retention: TimeInterval = 86_400
@@ -21,7 +23,9 @@ package struct StorePruner: Service {
     package func prune() async throws -> PruneCounts {
         let now = self.clock.now()
         let counts = try await self.store.prune(
-            now: now, hitsBefore: now - self.longestWindow, sessionsBefore: now - Self.retention, feedBefore: now - Self.retention)
+            PruneRules(
+                now: now, hitWindows: self.limitWindows, hitsBefore: now - (self.limitWindows.values.max() ?? Self.retention),
+                spentTokensBefore: now - self.refreshGrace, sessionsBefore: now - Self.retention, feedBefore: now - Self.retention))
         if counts.total > 0 { self.logger.debug("pruned", metadata: ["rows": "\(counts.total)"]) }
         return counts
     }
