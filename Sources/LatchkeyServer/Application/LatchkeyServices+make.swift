@@ -85,7 +85,8 @@ extension LatchkeyServices {
             issuer: issuer, dpop: DPoPVerifier(nonces: DPoPNonces(key: masterKey.derivedKey(purpose: "dpop nonce")), issuer: issuer, clock: clock),
             pruner: StorePruner(
                 store: store, clock: clock, interval: configuration.pruneInterval, limitWindows: configuration.limitWindows,
-                refreshGrace: configuration.tokens.refreshGrace, logger: logger),
+                refreshGrace: configuration.tokens.refreshGrace, sentMailAfter: configuration.pruneSentMailAfter,
+                unverifiedAccountsAfter: configuration.pruneUnverifiedAccountsAfter, logger: logger),
             events: events, accounts: accounts, outboxSender: sender,
             admin: AdminService(
                 store: store, pool: pool, limiter: RateLimiter(store: store, clock: clock), limits: configuration.accountLimits,

@@ -35,7 +35,10 @@ import Logging
 ///   (`LATCHKEY_METRICS_TOKEN`, secret: `GET /metrics` then needs `Authorization: Bearer <token>`)
 /// - `http.header-timeout` (seconds from a request head's first byte to its end, default 10), `http.max-connections`
 ///   (open connections, default 10000; more are closed at once, and a log line says so)
-/// - `prune.interval` (seconds, default 300): how often rows that no longer decide anything are removed
+/// - `prune.interval` (seconds, default 300): how often rows that no longer decide anything are removed;
+///   `prune.sent-mail-after` (seconds, default 604800): how long a sent mail stays in the outbox (`latchkey outbox list`);
+///   `prune.unverified-accounts-after` (seconds, default 604800): how long an address registered without a session and
+///   never verified is kept, with the user registration made for it when nothing else hangs on that user
 /// - `cache.capacity` (entries, default 100000), `cache.ceiling` (seconds a verified token is trusted without
 ///   looking at the database again, default 60)
 /// - `cache.profile-ttl` (seconds, default 2; 0 turns it off), `cache.profile-capacity` (profiles, default 10000): how
@@ -93,6 +96,10 @@ public struct LatchkeyConfiguration: Sendable {
     /// Open connections the API's listener keeps; one more is closed at once.
     public var maxConnections: Int = 10_000
     public var pruneInterval: TimeInterval = 300
+    /// Seconds a sent mail stays in the outbox.
+    public var pruneSentMailAfter: TimeInterval = 7 * 86_400
+    /// Seconds an address registered without a session stays unverified before it (and its user) goes.
+    public var pruneUnverifiedAccountsAfter: TimeInterval = 7 * 86_400
     /// Settings whose values could not be read; ``LatchkeyServices`` refuses to start with any.
     public var invalidSettings: [String] = []
     public var verificationCacheCapacity: Int = 100_000
@@ -162,6 +169,8 @@ public struct LatchkeyConfiguration: Sendable {
         self.metricsPort = reader.int(forKey: "metrics.port")
         self.metricsToken = reader.string(forKey: "metrics.token", isSecret: true)
         self.pruneInterval = reader.double(forKey: "prune.interval", default: defaults.pruneInterval)
+        self.pruneSentMailAfter = reader.double(forKey: "prune.sent-mail-after", default: defaults.pruneSentMailAfter)
+        self.pruneUnverifiedAccountsAfter = reader.double(forKey: "prune.unverified-accounts-after", default: defaults.pruneUnverifiedAccountsAfter)
         self.verificationCacheCapacity = reader.int(forKey: "cache.capacity", default: defaults.verificationCacheCapacity)
         self.verificationCacheCeiling = reader.double(forKey: "cache.ceiling", default: defaults.verificationCacheCeiling)
         self.profileCacheTTL = reader.double(forKey: "cache.profile-ttl", default: defaults.profileCacheTTL)

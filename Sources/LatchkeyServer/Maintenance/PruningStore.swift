@@ -10,8 +10,17 @@ package struct PruneCounts: Sendable, Equatable {
     package var nonces = 0
     package var proofs = 0
     package var revocations = 0
+    package var sentMails = 0
+    package var emailCodes = 0
+    /// Unverified addresses registered without a session, their users included.
+    package var unverifiedAccounts = 0
+    /// The users of those that nothing else hung on.
+    package var users = 0
 
-    package var total: Int { self.rateLimitHits + self.refreshTokens + self.sessions + self.nonces + self.proofs + self.revocations }
+    package var total: Int {
+        self.rateLimitHits + self.refreshTokens + self.sessions + self.nonces + self.proofs + self.revocations + self.sentMails + self.emailCodes
+            + self.unverifiedAccounts
+    }
 }
 
 /// What a pruning pass may remove, as of `now`.
@@ -30,11 +39,19 @@ package struct PruneRules: Sendable {
     package var sessionsBefore: Date
     /// Revocation-feed entries older than this go (the newest always stays).
     package var feedBefore: Date
+    /// Mails sent before this go from the outbox.
+    package var sentMailBefore: Date
+    /// Addresses registered without a session before this and never verified go (none has a live code), and with them
+    /// the users registration made for them when nothing else (a device, an identity, a session, an access code, a budget
+    /// or usage) hangs on those users.
+    package var unverifiedAccountsBefore: Date
 
     package init(
         now: Date, hitWindows: [String: TimeInterval] = [:], hitsBefore: Date, spentTokensBefore: Date = .distantPast, sessionsBefore: Date,
-        feedBefore: Date
+        feedBefore: Date, sentMailBefore: Date = .distantPast, unverifiedAccountsBefore: Date = .distantPast
     ) {
+        self.sentMailBefore = sentMailBefore
+        self.unverifiedAccountsBefore = unverifiedAccountsBefore
         self.now = now
         self.hitWindows = hitWindows
         self.hitsBefore = hitsBefore
@@ -49,7 +66,8 @@ package struct PruneRules: Sendable {
 package protocol PruningStore: Sendable {
     /// Removes what `rules` allow: rate-limit hits past their policy's window, refresh tokens past their expiry or spent
     /// past their grace and lost-answer windows, sessions revoked long ago or left without refresh tokens, spent nonces
-    /// and DPoP proofs past their expiry, and old revocation-feed entries.
+    /// and DPoP proofs past their expiry, old revocation-feed entries, old sent mails, expired email codes, and addresses
+    /// registered without a session and left unverified (with the users made for them).
     func prune(_ rules: PruneRules) async throws -> PruneCounts
 }
 
@@ -86,7 +104,39 @@ extension SQLLatchkeyStore: PruningStore {
             // empty, and running processes, whose cursor is past it, would never read the new entries.
             counts.revocations = try await delete(
                 "DELETE FROM revocations WHERE created_at < \(bind: rules.feedBefore.stored) AND seq < (SELECT MAX(seq) FROM revocations)")
+            counts.sentMails = try await delete("DELETE FROM outbox WHERE sent_at < \(bind: rules.sentMailBefore.stored)")
+            counts.emailCodes = try await delete("DELETE FROM email_codes WHERE expires_at < \(bind: now.stored)")
+            (counts.unverifiedAccounts, counts.users) = try await Self.pruneUnverifiedAccounts(before: rules.unverifiedAccountsBefore, on: sql)
             return counts
         }
+    }
+
+    /// Addresses registered without a session (`attached = 0`: the registration made their user), never verified, older
+    /// than `time` and without a live code (expired ones are gone by now); deleting the user takes its address along.
+    private static func pruneUnverifiedAccounts(before time: Date, on sql: any SQLDatabase) async throws -> (accounts: Int, users: Int) {
+        let abandoned: SQLQueryString =
+            "SELECT a.user_id FROM email_accounts a WHERE a.verified_at IS NULL AND a.attached = 0 AND a.created_at < \(bind: time.stored)"
+        let users = try await sql.raw(
+            """
+            DELETE FROM users WHERE id IN (\(abandoned))
+            AND NOT EXISTS (SELECT 1 FROM email_codes c WHERE c.user_id = users.id)
+            AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.user_id = users.id)
+            AND NOT EXISTS (SELECT 1 FROM identities i WHERE i.user_id = users.id)
+            AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.user_id = users.id)
+            AND NOT EXISTS (SELECT 1 FROM access_codes k WHERE k.user_id = users.id)
+            AND NOT EXISTS (SELECT 1 FROM budgets b WHERE b.user_id = users.id)
+            AND NOT EXISTS (SELECT 1 FROM usage_records u WHERE u.user_id = users.id)
+            RETURNING 1 AS gone
+            """
+        ).all().count
+        // A user something else hangs on keeps it; only the address that never worked goes.
+        let accounts = try await sql.raw(
+            """
+            DELETE FROM email_accounts WHERE user_id IN (\(abandoned))
+            AND NOT EXISTS (SELECT 1 FROM email_codes c WHERE c.user_id = email_accounts.user_id)
+            RETURNING 1 AS gone
+            """
+        ).all().count
+        return (users + accounts, users)
     }
 }

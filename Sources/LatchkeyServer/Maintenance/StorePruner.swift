@@ -14,6 +14,9 @@ package struct StorePruner: Service {
     let limitWindows: [String: TimeInterval]
     /// `tokens.refresh-grace`: a spent refresh token presented again this long after its use still gets the newest token.
     let refreshGrace: TimeInterval
+    /// `prune.sent-mail-after` and `prune.unverified-accounts-after`, seconds.
+    let sentMailAfter: TimeInterval
+    let unverifiedAccountsAfter: TimeInterval
     let logger: Logger
     /// Revoked sessions and feed entries are kept this long (other processes' caches trust entries for far less).
     static let retention: TimeInterval = 86_400
@@ -25,7 +28,8 @@ package struct StorePruner: Service {
         let counts = try await self.store.prune(
             PruneRules(
                 now: now, hitWindows: self.limitWindows, hitsBefore: now - (self.limitWindows.values.max() ?? Self.retention),
-                spentTokensBefore: now - self.refreshGrace, sessionsBefore: now - Self.retention, feedBefore: now - Self.retention))
+                spentTokensBefore: now - self.refreshGrace, sessionsBefore: now - Self.retention, feedBefore: now - Self.retention,
+                sentMailBefore: now - self.sentMailAfter, unverifiedAccountsBefore: now - self.unverifiedAccountsAfter))
         if counts.total > 0 { self.logger.debug("pruned", metadata: ["rows": "\(counts.total)"]) }
         return counts
     }
