@@ -2,7 +2,8 @@
 ///
 /// The address itself is not parsed here (another component validates addr-specs); it is only refused when it could
 /// break the SMTP envelope or the header section: line breaks, control characters, spaces, `<`, `>` or non-ASCII
-/// characters (internationalised addresses need SMTPUTF8, which this client does not speak).
+/// characters (internationalised addresses need SMTPUTF8, which this client does not speak). ``validate(_:)`` is that
+/// rule on its own, for whoever accepts addresses that will be mailed later.
 @available(LatchkeyServer 1.0, *)
 public struct MailAddress: Sendable, Hashable, CustomStringConvertible {
     /// The address as given to `MAIL FROM` / `RCPT TO`, such as `user@example.com`.
@@ -13,9 +14,7 @@ public struct MailAddress: Sendable, Hashable, CustomStringConvertible {
     /// Makes a mailbox; throws ``MailMessageError`` with ``MailMessageError/Code/invalidAddress`` or
     /// ``MailMessageError/Code/invalidHeader`` (display name) when a value could inject a header or command.
     public init(_ address: String, displayName: String? = nil) throws {
-        guard !address.isEmpty, address.unicodeScalars.allSatisfy(Self.isAllowedInAddress) else {
-            throw MailMessageError(.invalidAddress, "an address must be non-empty printable ASCII without spaces, '<' or '>'")
-        }
+        try Self.validate(address)
         if let displayName {
             try HeaderText.validateUnstructured(displayName, field: "display name")
         }
@@ -37,6 +36,14 @@ public struct MailAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { self.headerValue }
+
+    /// Throws ``MailMessageError`` with ``MailMessageError/Code/invalidAddress`` when this client would refuse to mail
+    /// `address`: empty, or with anything but printable ASCII, or a space, `<` or `>` (even inside a quoted local part).
+    public static func validate(_ address: String) throws(MailMessageError) {
+        guard !address.isEmpty, address.unicodeScalars.allSatisfy(Self.isAllowedInAddress) else {
+            throw MailMessageError(.invalidAddress, "an address must be non-empty printable ASCII without spaces, '<' or '>'")
+        }
+    }
 
     private static func isAllowedInAddress(_ scalar: Unicode.Scalar) -> Bool {
         scalar.value > 0x20 && scalar.value < 0x7F && scalar != "<" && scalar != ">"

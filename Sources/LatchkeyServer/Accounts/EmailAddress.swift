@@ -1,12 +1,14 @@
 import Foundation
+import LatchkeySMTP
 
 /// An email address read by an RFC 5322 addr-spec parser and normalised: surrounding white space trimmed, the domain
 /// lowercased and written in ASCII (each internationalised label as IDNA punycode, `xn--…`).
 ///
 /// The local part is kept as written (mail servers may treat its case as significant) and must be ASCII: a dot-atom
-/// (`first.last+tag`) or a quoted string (`"john doe"`). Domain literals (`user@[192.0.2.1]`), comments and obsolete
-/// forms are refused, as is a domain without a dot. Two addresses are the same account when their ``key``s (the
-/// whole address lowercased) are equal.
+/// (`first.last+tag`) or a quoted string (`"john.doe"`). Domain literals (`user@[192.0.2.1]`), comments and obsolete
+/// forms are refused, as is a domain without a dot, and whatever the SMTP client would refuse to mail (a space, `<` or
+/// `>`, even quoted: ``MailAddress/validate(_:)``, the one rule for both). Two addresses are the same account when
+/// their ``key``s (the whole address lowercased) are equal.
 @available(LatchkeyServer 1.0, *)
 struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
     /// The normalised address, as stored and mailed.
@@ -41,6 +43,11 @@ struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
         let address = local + "@" + domain
         guard local.utf8.count <= 64 else { throw Invalid(description: "The part before the @ is longer than 64 characters.") }
         guard address.utf8.count <= 254 else { throw Invalid(description: "The email address is longer than 254 characters.") }
+        // The SMTP client refuses what could break its envelope (a space or angle bracket in a quoted local part):
+        // its own rule, applied here, so no address is accepted that could never be mailed.
+        do { try MailAddress.validate(address) } catch {
+            throw Invalid(description: "The email address cannot be mailed: \(error.message) (even between quotes).")
+        }
         self.address = address
         self.key = address.lowercased()
         self.localPart = local
