@@ -55,7 +55,8 @@ public struct PresignRequest: Codable, Sendable, Equatable {
     /// The object key below the user's prefix, e.g. `photos/2026/a.jpg`: no `..` segments, no leading `/`,
     /// no backslashes or control characters, 1…1024 bytes.
     public var key: String
-    /// For a PUT: the `Content-Type` the upload must send (it is signed).
+    /// For a PUT: the `Content-Type` the upload must send (it is signed); one of the server's
+    /// `storage.allowed-content-types`, `application/octet-stream` when nil.
     public var contentType: String?
 
     enum CodingKeys: String, CodingKey {

@@ -194,6 +194,64 @@ struct StorageTests {
         }
     }
 
+    /// The signed headers and `X-Amz-SignedHeaders` of a presigned PUT of `contentType` (nil: none named).
+    @available(LatchkeyServer 1.0, *)
+    static func presignPut(
+        _ client: some TestClientProtocol, _ token: String, _ contentType: String?
+    ) async throws -> (status: HTTPResponse.Status, headers: [String: String], signed: String?, response: TestResponse) {
+        let response = try await client.send(
+            .post, "/api/v1/storage/presign", bearer: token, body: PresignRequest(method: .put, key: "uploads/a", contentType: contentType))
+        guard response.status == .ok else { return (response.status, [:], nil, response) }
+        let presigned = try response.decode(PresignedURL.self)
+        let query = URLComponents(string: presigned.url)?.queryItems ?? []
+        return (response.status, presigned.headers, query.first { $0.name == "X-Amz-SignedHeaders" }?.value, response)
+    }
+
+    @available(LatchkeyServer 1.0, *)
+    @Test func aPresignedPutIsAlwaysSignedWithAnAllowedContentType() async throws {
+        try await withStorage { client, _, _ in
+            let token = try await client.registerDevice().accessToken
+            for allowed in ["image/png", "audio/mpeg", "video/mp4", "application/json", "application/zip", "Image/PNG; name=a"] {
+                let put = try await Self.presignPut(client, token, allowed)
+                #expect(put.status == .ok && put.headers == ["Content-Type": allowed], "\(allowed)")
+                #expect(put.signed == "content-type;host")
+            }
+            // Without content_type the upload is still signed with one: it cannot choose its own.
+            let unnamed = try await Self.presignPut(client, token, nil)
+            #expect(unnamed.headers == ["Content-Type": "application/octet-stream"] && unnamed.signed == "content-type;host")
+        }
+    }
+
+    @Test(arguments: [
+        "text/html", "TEXT/HTML; charset=utf-8", "text/html;charset=UTF-8", " text/html ", "application/xhtml+xml",
+        "Application/XHTML+XML; q=1", "text/plain", "application/javascript", "text/xml", "html", "text/", "",
+    ])
+    @available(LatchkeyServer 1.0, *)
+    func aContentTypeNotAllowedIs400AndNothingIsSigned(contentType: String) async throws {
+        try await withStorage { client, _, _ in
+            let put = try await Self.presignPut(client, try await client.registerDevice().accessToken, contentType)
+            #expect(put.status == .badRequest)
+            #expect(put.response.envelope?.error.code == .invalidRequest)
+            #expect(!put.response.text.contains("X-Amz-Signature"))
+        }
+    }
+
+    @available(LatchkeyServer 1.0, *)
+    @Test func anActiveDocumentTypeIsNeverServedInlineEvenWhenAllowed() async throws {
+        try await withStorage(configure: { $0.storage.allowedContentTypes = ["text/*", "image/*"] }) { client, _, _ in
+            let token = try await client.registerDevice().accessToken
+            for active in ["TEXT/HTML; charset=utf-8", "text/html", "image/svg+xml", "text/xml"] {
+                let put = try await Self.presignPut(client, token, active)
+                #expect(put.status == .ok, "\(active)")
+                #expect(put.headers == ["Content-Type": active, "Content-Disposition": "attachment"], "\(active)")
+                #expect(put.signed == "content-disposition;content-type;host")
+            }
+            let plain = try await Self.presignPut(client, token, "text/plain")
+            #expect(plain.headers == ["Content-Type": "text/plain"] && plain.signed == "content-type;host")
+            #expect(try await Self.presignPut(client, token, "application/xhtml+xml").status == .badRequest)
+        }
+    }
+
     @available(LatchkeyServer 1.0, *)
     static let keysThatLeaveTheFolder = [
         "../other/a.jpg", "a/../../b", "./a", "a/./b", "/abs", "a\\..\\b", "a%2e%2e/b", "%2E%2E", "a%2fb", "a%5Cb", "", "a//b", "a/",
@@ -283,12 +341,14 @@ struct StorageConfigurationTests {
         ("storage.user-prefix", { $0.userPrefix = "users/" }), ("storage.user-prefix", { $0.userPrefix = "users/{user_id}" }),
         ("storage.assets-prefix", { $0.assetsPrefix = "/assets/" }), ("storage.actions", { $0.actions = ["GetObject"] }),
         ("storage.presign-lifetime", { $0.presignLifetime = 604_801 }), ("storage.endpoint", { $0.endpoint = "ftp://x" }),
-        ("storage.timeout", { $0.timeout = 0 }),
+        ("storage.timeout", { $0.timeout = 0 }), ("storage.allowed-content-types", { $0.allowedContentTypes = ["html"] }),
+        ("storage.allowed-content-types", { $0.allowedContentTypes = ["text/html; charset=utf-8"] }),
+        ("storage.allowed-content-types", { $0.allowedContentTypes = [] }),
         ("session policy over STS's 2048 characters", { $0.actions = (0..<200).map { "s3:Action\($0)" } }),
     ]
 
     @available(LatchkeyServer 1.0, *)
-    @Test(arguments: 0..<12)
+    @Test(arguments: 0..<15)
     func aSettingThatCannotWorkIsRefusedAtStart(index: Int) async throws {
         let (key, breakIt) = Self.broken[index]
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-storage-\(UUID().uuidString)")

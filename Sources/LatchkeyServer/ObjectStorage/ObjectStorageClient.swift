@@ -72,12 +72,11 @@ package struct ObjectStorageClient: Sendable {
         }
     }
 
-    /// A presigned URL for `method` on `key` (the whole key, folder included), valid `lifetime` seconds from `date`.
-    func presign(method: String, key: String, contentType: String?, lifetime: Int, at date: Date) throws -> (url: String, headers: [String: String]) {
+    /// A presigned URL for `method` on `key` (the whole key, folder included), valid `lifetime` seconds from `date`;
+    /// `headers` are signed, so the request must send them as they are.
+    func presign(method: String, key: String, headers: [String: String], lifetime: Int, at date: Date) throws -> String {
         guard let bucket = self.bucketTarget else { throw Self.misconfigured }
-        let headers = contentType.map { ["Content-Type": $0] } ?? [:]
-        let url = try self.s3.presignedURL(method: method, target: bucket.appendingPath(key), headers: headers, expiresAfter: lifetime, date: date)
-        return (url, headers)
+        return try self.s3.presignedURL(method: method, target: bucket.appendingPath(key), headers: headers, expiresAfter: lifetime, date: date)
     }
 
     /// Sends a signed request; the body of a 2xx answer, else 502 naming the service's error code.

@@ -16,6 +16,8 @@ import Foundation
 /// - `actions` (comma-separated; default get/put/delete object and the multipart actions): what the credentials allow there
 /// - `assets-prefix` (e.g. `assets/`): the folder `GET /api/v1/assets` lists; without it the asset routes answer 404
 /// - `presign-lifetime` (seconds, default 300, at most 604800)
+/// - `allowed-content-types` (comma-separated `type/subtype` or `type/*`; default images, audio, video,
+///   `application/octet-stream`, `application/json`, `application/zip`): what a presigned PUT may be signed with
 /// - `timeout` (seconds, default 10): how long an STS or S3 call may take before the answer is 502
 @available(LatchkeyServer 1.0, *)
 public struct StorageConfiguration: Sendable, Equatable {
@@ -35,6 +37,7 @@ public struct StorageConfiguration: Sendable, Equatable {
     public var actions = Self.defaultActions
     public var assetsPrefix: String?
     public var presignLifetime: TimeInterval = 300
+    public var allowedContentTypes = UploadContentType.defaultAllowed
     public var timeout: TimeInterval = 10
 
     public init() {}
@@ -53,6 +56,7 @@ public struct StorageConfiguration: Sendable, Equatable {
         self.actions = reader.stringArray(forKey: "actions", default: defaults.actions)
         self.assetsPrefix = reader.string(forKey: "assets-prefix").flatMap { $0.isEmpty ? nil : $0 }
         self.presignLifetime = reader.double(forKey: "presign-lifetime", default: defaults.presignLifetime)
+        self.allowedContentTypes = reader.stringArray(forKey: "allowed-content-types", default: defaults.allowedContentTypes)
         self.timeout = reader.double(forKey: "timeout", default: defaults.timeout)
     }
 
@@ -78,6 +82,9 @@ public struct StorageConfiguration: Sendable, Equatable {
         if !(900...43_200).contains(self.duration) { problems.append("storage.duration must be 900 to 43200 seconds") }
         if !(1...604_800).contains(self.presignLifetime) { problems.append("storage.presign-lifetime must be 1 to 604800 seconds") }
         if !(self.timeout > 0) { problems.append("storage.timeout must be a number of seconds above 0") }
+        if self.allowedContentTypes.isEmpty || !self.allowedContentTypes.allSatisfy(UploadContentType.isValidPattern) {
+            problems.append("storage.allowed-content-types must list MIME types (type/subtype or type/*)")
+        }
         if !self.userPrefix.contains("{user_id}") || !self.userPrefix.hasSuffix("/") || self.userPrefix.hasPrefix("/") {
             problems.append("storage.user-prefix must contain {user_id}, end with / and not start with /")
         }

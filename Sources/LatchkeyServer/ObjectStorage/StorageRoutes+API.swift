@@ -25,15 +25,20 @@ extension StorageRoutes {
         .post, "/api/v1/storage/presign", id: "presignStorageURL", tag: "Storage", summary: "A presigned URL in the user's folder",
         description:
             "A SigV4 query-presigned URL for `users/<user id>/<key>`, valid `storage.presign-lifetime` seconds (default 300): send "
-            + "`method` to `url` with `headers` (for a PUT with `content_type`, that `Content-Type`), no other credential. `key` is "
-            + "relative to the user's folder; one that would leave it (`..` or `.` segments, a leading `/`, `//`, backslashes, "
-            + "percent-encoded dots or slashes, control characters), is empty or is over 1024 bytes is 400 `invalid_key` and nothing "
-            + "is signed. Guests get 403.",
+            + "`method` to `url` with `headers`, no other credential. A PUT is always signed with its `Content-Type`: "
+            + "`content_type`, or `application/octet-stream` without it, one of `storage.allowed-content-types` (default images, "
+            + "audio, video, `application/octet-stream`, `application/json`, `application/zip`; others are 400 `invalid_request`); "
+            + "HTML, XHTML, SVG and other XML, when allowed at all, are also signed with `Content-Disposition: attachment`, so they "
+            + "are never served inline from the bucket's origin. `key` is relative to the user's folder; one that would leave it "
+            + "(`..` or `.` segments, a leading `/`, `//`, backslashes, percent-encoded dots or slashes, control characters), is "
+            + "empty or is over 1024 bytes is 400 `invalid_key` and nothing is signed. Guests get 403.",
         security: .bearer, requestBody: PresignRequest.self,
         requestExample: #"{"method": "PUT", "key": "photos/2026/a.jpg", "content_type": "image/jpeg"}"#,
         outcomes: [
             .init(200, "The presigned URL.", body: PresignedURL.self, headers: ["Cache-Control"]),
-            .badRequest("The body is not valid, or `key` would leave the user's folder (`invalid_key`)."), .tooLarge, notConfigured,
+            .badRequest(
+                "The body is not valid, `content_type` is not one of `storage.allowed-content-types`, or `key` would leave the user's "
+                    + "folder (`invalid_key`)."), .tooLarge, notConfigured,
             .unavailable,
         ])
 

@@ -36,17 +36,19 @@ package final class StorageService: Sendable {
             prefix: prefix)
     }
 
-    /// A presigned URL for `request.key` in the user's folder, valid `storage.presign-lifetime` seconds.
+    /// A presigned URL for `request.key` in the user's folder, valid `storage.presign-lifetime` seconds; a PUT's
+    /// `Content-Type` (`application/octet-stream` when not named) is one of `storage.allowed-content-types`, signed.
     func presign(_ request: PresignRequest, forUser userID: String) throws -> PresignedURL {
         try self.requireEnabled()
         let key = try ObjectKey(request.key)
-        if let contentType = request.contentType {
-            guard request.method == .put else { throw APIError.badRequest("content_type is only for PUT: a download or delete sends no body.") }
-            guard !contentType.isEmpty, contentType.utf8.count <= 256,
-                !contentType.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value > 0x7e })
-            else { throw APIError.badRequest("content_type must be a MIME type (printable ASCII, at most 256 bytes).") }
+        guard request.method == .put else {
+            guard request.contentType == nil else { throw APIError.badRequest("content_type is only for PUT: a download or delete sends no body.") }
+            return try self.presigned(request.method, key: self.prefix(ofUser: userID) + key.relative, headers: [:])
         }
-        return try self.presigned(request.method, key: self.prefix(ofUser: userID) + key.relative, contentType: request.contentType)
+        // Always signed, so the upload cannot pick its own type (text/html would be served from the bucket's origin).
+        let contentType = try UploadContentType(
+            request.contentType ?? UploadContentType.unnamed, allowed: self.configuration.allowedContentTypes)
+        return try self.presigned(.put, key: self.prefix(ofUser: userID) + key.relative, headers: contentType.signedHeaders)
     }
 
     /// One page of the assets under `prefix` (relative to `storage.assets-prefix`), keys relative to it too.
@@ -66,16 +68,16 @@ package final class StorageService: Sendable {
     /// A presigned GET URL for the asset `key` (relative to `storage.assets-prefix`).
     func assetURL(key: String) throws -> PresignedURL {
         let root = try self.requireAssets()
-        return try self.presigned(.get, key: root + (try ObjectKey(key)).relative, contentType: nil)
+        return try self.presigned(.get, key: root + (try ObjectKey(key)).relative, headers: [:])
     }
 
     /// The user's folder: `storage.user-prefix` with `{user_id}` replaced.
     private func prefix(ofUser userID: String) -> String { self.userPrefixParts.joined(separator: userID) }
 
-    private func presigned(_ method: PresignMethod, key: String, contentType: String?) throws -> PresignedURL {
+    private func presigned(_ method: PresignMethod, key: String, headers: [String: String]) throws -> PresignedURL {
         let now = self.clock.now()
         let lifetime = Int(self.configuration.presignLifetime)
-        let (url, headers) = try self.client.presign(method: method.rawValue, key: key, contentType: contentType, lifetime: lifetime, at: now)
+        let url = try self.client.presign(method: method.rawValue, key: key, headers: headers, lifetime: lifetime, at: now)
         return PresignedURL(url: url, method: method, headers: headers, expiresAt: now.addingTimeInterval(TimeInterval(lifetime)))
     }
 
