@@ -41,9 +41,50 @@ struct SupportRevocationTests {
                 try await client.send(.delete, "/api/v1/users/me", bearer: session.accessToken, headers: [HTTPField.Name("DPoP")!: proof])
             }
             // Another key's proof proves nothing about this session.
-            let stranger = try await delete(try DPoPKey().proof("DELETE", "/api/v1/users/me", nonce: nonce, iat: server.clock.now()))
+            let stranger = try await delete(
+                try DPoPKey().proof("DELETE", "/api/v1/users/me", nonce: nonce, iat: server.clock.now(), accessToken: session.accessToken))
             #expect(stranger.envelope?.error.code == .reauthenticationRequired)
-            #expect(try await delete(try key.proof("DELETE", "/api/v1/users/me", nonce: nonce, iat: server.clock.now())).status == .ok)
+            #expect(
+                try await delete(try key.proof("DELETE", "/api/v1/users/me", nonce: nonce, iat: server.clock.now(), accessToken: session.accessToken))
+                    .status == .ok)
+        }
+    }
+
+    /// A proof stands in for a recent sign-in only when it names the request's access token (`ath`, RFC 9449 §4.3), and
+    /// only once: a proof seen on the wire cannot be sent again, nor with another token of the session.
+    @available(LatchkeyServer 1.0, *)
+    @Test func aProofStandsInForARecentSignInOnceAndOnlyForItsToken() async throws {
+        try await withServer(.live) { client, server in
+            let key = DPoPKey()
+            let device = try await client.registerDevice(key: key, at: server.clock.now()).decode(TokenPairResponse.self)
+            server.clock.advance(by: 3600)
+            let session = try await client.refresh(device.refreshToken, key: key, at: server.clock.now()).decode(TokenPairResponse.self)
+            let nonce = try await client.dpopNonce()
+            func delete(_ proof: String) async throws -> TestResponse {
+                try await client.send(.delete, "/api/v1/users/me", bearer: session.accessToken, headers: [HTTPField.Name("DPoP")!: proof])
+            }
+            let now = server.clock.now()
+            // Without ath the proof is not tied to the token: it does not stand in.
+            let untied = try await delete(try key.proof("DELETE", "/api/v1/users/me", nonce: nonce, iat: now))
+            #expect(untied.status == .forbidden)
+            #expect(untied.envelope?.error.code == .reauthenticationRequired)
+            // With the hash of another token it is refused as a proof.
+            let other = try await delete(try key.proof("DELETE", "/api/v1/users/me", nonce: nonce, iat: now, accessToken: device.accessToken))
+            #expect(other.status == .badRequest)
+            #expect(other.envelope?.error.code == .invalidDPoPProof)
+            // Unlinking with a proof for this token and path spends it: the same proof again is refused.
+            let proof = try key.proof("DELETE", "/api/v1/users/me/identities/clerk", nonce: nonce, iat: now, accessToken: session.accessToken)
+            func unlink() async throws -> TestResponse {
+                try await client.send(
+                    .delete, "/api/v1/users/me/identities/clerk", bearer: session.accessToken, headers: [HTTPField.Name("DPoP")!: proof])
+            }
+            try await Self.link("clerk", to: device.userID, on: server)
+            #expect(try await unlink().status == .ok)
+            try await Self.link("clerk", to: device.userID, on: server)
+            let replayed = try await unlink()
+            #expect(replayed.status == .badRequest)
+            #expect(replayed.envelope?.error.code == .invalidDPoPProof)
+            #expect(try await client.me(session.accessToken).decode(UserProfile.self).identities.map(\.provider) == ["clerk"])
         }
     }
 

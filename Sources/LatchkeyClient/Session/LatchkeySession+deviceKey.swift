@@ -38,7 +38,8 @@ extension LatchkeySession {
         var attempt = request
         for retry in [false, true] {
             attempt.headers[DPoPProof.header] = try DPoPProof.make(
-                key: key, method: request.method, url: request.url, nonce: self.dpopNonce, now: self.clock.now())
+                key: key, method: request.method, url: request.url, nonce: self.dpopNonce, accessToken: DPoPProof.accessToken(of: attempt),
+                now: self.clock.now())
             let response = try await self.perform(attempt)
             let code = (try? JSONDecoder().decode(ErrorEnvelope.self, from: response.body))?.error.code
             guard !retry, response.status == 400, code == .useDPoPNonce, response.header(DPoPProof.nonceHeader) != nil else { return response }

@@ -33,6 +33,7 @@ struct DPoPProofMiddleware: RouterMiddleware {
         let values = request.headers[values: Self.proofHeader]
         guard values.count <= 1 else { throw DPoPRejection.duplicated }
         guard let proof = values.first, !proof.isEmpty else { return nil }
-        return try self.verifier.verify(proof, method: request.method.rawValue, path: request.uri.path, host: request.head.authority)
+        return try self.verifier.verify(
+            proof, method: request.method.rawValue, path: request.uri.path, host: request.head.authority, accessToken: request.bearerToken)
     }
 }

@@ -8,7 +8,8 @@ import LatchkeyAPI
 @available(LatchkeyServer 1.0, *)
 public struct DPoPRejection: Error, Hashable, Sendable, CustomStringConvertible {
     private enum Base: String, Hashable, Sendable {
-        case duplicated, malformed, unsupportedKey, badSignature, wrongRequest, outsideTimeWindow, nonceRequired, replayed, required
+        case duplicated, malformed, unsupportedKey, badSignature, wrongRequest, outsideTimeWindow, nonceRequired, replayed, required,
+            wrongAccessToken
     }
 
     private let base: Base
@@ -30,6 +31,8 @@ public struct DPoPRejection: Error, Hashable, Sendable, CustomStringConvertible 
     public static let replayed = DPoPRejection(base: .replayed)
     /// This server requires proofs (`dpop.mode` `required`) and none came.
     public static let required = DPoPRejection(base: .required)
+    /// `ath` is not the hash of the access token the request carries (or it carries none).
+    public static let wrongAccessToken = DPoPRejection(base: .wrongAccessToken)
 
     /// A stable name of the reason, for logs.
     public var reason: String { self.base.rawValue }
@@ -45,6 +48,7 @@ public struct DPoPRejection: Error, Hashable, Sendable, CustomStringConvertible 
         case .nonceRequired: "Send a DPoP proof carrying the nonce in the DPoP-Nonce header."
         case .replayed: "The DPoP proof has been used before; make a new one for every request."
         case .required: "This server requires a DPoP proof (RFC 9449) with every sign-in and refresh."
+        case .wrongAccessToken: "The DPoP proof's ath is not the hash of the access token this request carries."
         }
     }
 

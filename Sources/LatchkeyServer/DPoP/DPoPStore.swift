@@ -16,4 +16,8 @@ extension SQLLatchkeyStore {
             ).first() != nil
         guard fresh else { throw DPoPRejection.replayed }
     }
+
+    package func spendProof(_ proof: VerifiedProof) async throws {
+        try await self.database.transaction { sql in try await Self.spend(proof, on: sql) }
+    }
 }

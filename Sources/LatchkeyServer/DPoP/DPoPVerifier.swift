@@ -2,8 +2,8 @@ import Crypto
 import Foundation
 
 /// Checks DPoP proofs: `typ: dpop+jwt`, ES256 by the P-256 key in the `jwk` header (its private part absent), the
-/// signature, `htm` and `htu` naming this request, a `jti`, a current server nonce, and `iat` within a day of this
-/// server's clock.
+/// signature, `htm` and `htu` naming this request, a `jti`, a current server nonce, `iat` within a day of this
+/// server's clock, and, when it has `ath`, the hash of the access token the request carries (RFC 9449 §4.3).
 ///
 /// The server nonce is what bounds a proof's life (30 to 60 minutes, whatever the client's clock says), so `iat` is
 /// held only loosely: a phone whose clock is off by an hour still signs in. The `jti` is remembered for as long as
@@ -36,10 +36,12 @@ struct DPoPVerifier: Sendable {
         let htu: String?
         let iat: Double?
         let nonce: String?
+        let ath: String?
     }
 
-    /// Verifies `proof` for a request with `method` to `path` (no query) that came with the `Host` header `host`.
-    func verify(_ proof: String, method: String, path: String, host: String?) throws -> VerifiedProof {
+    /// Verifies `proof` for a request with `method` to `path` (no query) that came with the `Host` header `host` and
+    /// the Bearer `accessToken`, if any.
+    func verify(_ proof: String, method: String, path: String, host: String?, accessToken: String? = nil) throws -> VerifiedProof {
         let parts = proof.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, let headerData = Data(base64URLEncoded: String(parts[0])),
             let claimsData = Data(base64URLEncoded: String(parts[1])), let signature = Data(base64URLEncoded: String(parts[2])),
@@ -60,7 +62,17 @@ struct DPoPVerifier: Sendable {
         let now = self.clock.now()
         guard abs(now.timeIntervalSince1970 - issuedAt) <= Self.clockTolerance else { throw DPoPRejection.outsideTimeWindow }
         guard let nonce = claims.nonce, self.nonces.isValid(nonce, now: now) else { throw DPoPRejection.nonceRequired }
-        return VerifiedProof(thumbprint: key.jwkThumbprint, tokenIDHash: Secret.hash(tokenID), expiresAt: now + DPoPNonces.lifetime)
+        if let ath = claims.ath {
+            guard let accessToken, Secret.constantTimeEquals(ath, Self.accessTokenHash(accessToken)) else { throw DPoPRejection.wrongAccessToken }
+        }
+        return VerifiedProof(
+            thumbprint: key.jwkThumbprint, tokenIDHash: Secret.hash(tokenID), expiresAt: now + DPoPNonces.lifetime,
+            provesAccessToken: claims.ath != nil)
+    }
+
+    /// `ath`: the base64url SHA-256 of the access token's ASCII text.
+    static func accessTokenHash(_ accessToken: String) -> String {
+        Data(SHA256.hash(data: Data(accessToken.utf8))).base64URLEncodedString()
     }
 
     /// Whether `htu` is this server's URL of `path`: at its public origin, or at the origin the request was sent to.

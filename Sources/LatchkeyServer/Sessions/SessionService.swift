@@ -177,8 +177,9 @@ package struct SessionService: Sendable {
     }
 
     /// Whether `token` shows a recent sign-in: a session begun within `tokens.recent-authentication` seconds, or a
-    /// fresh DPoP `proof` made with the key the session is bound to. Tokens of an identity provider count as recent
-    /// (the provider decides how long its sign-ins last). A session exchanged from an access code never does, however
+    /// fresh DPoP `proof` made with the key the session is bound to for this token (its `ath`, RFC 9449 §4.3), each
+    /// proof once (its `jti` is spent here). Tokens of an identity provider count as recent (the provider decides how
+    /// long its sign-ins last). A session exchanged from an access code never does, however
     /// new or bound: the code is a support credential, not a sign-in of the user, so it can add no way to sign in.
     func requireRecentAuthentication(_ token: VerifiedToken, proof: VerifiedProof?) async throws {
         switch token.kind {
@@ -191,7 +192,8 @@ package struct SessionService: Sendable {
             {
                 return
             }
-            if let proof, session.dpopThumbprint == proof.thumbprint {
+            if let proof, proof.provesAccessToken, session.dpopThumbprint == proof.thumbprint {
+                try await self.store.spendProof(proof.asRecentAuthentication)
                 return
             }
             throw ServiceError.reauthenticationRequired

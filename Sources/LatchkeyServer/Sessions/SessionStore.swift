@@ -82,6 +82,9 @@ package protocol SessionStore: SessionLookup {
     func revokeSessions(ofUser userID: String, keeping: String?, reason: String, at time: Date) async throws -> [String]
     /// Revokes one session; returns whether it was live.
     func revokeSession(id: String, reason: String, at time: Date) async throws -> Bool
+    /// Spends `proof`'s `jti` on its own (a proof standing in for a recent sign-in); ``DPoPRejection/replayed`` when it
+    /// was spent before.
+    func spendProof(_ proof: VerifiedProof) async throws
 }
 
 @available(LatchkeyServer 1.0, *)

@@ -62,7 +62,7 @@ public struct ServiceError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The action needs a recent sign-in (linking, unlinking, deleting the account).
     public static let reauthenticationRequired = ServiceError(
         .reauthenticationRequired,
-        "This needs a recent sign-in: sign in again (or send a DPoP proof made with this session's device key), then retry."
+        "This needs a recent sign-in: sign in again (or send a DPoP proof made with this session's device key for this access token), then retry."
     )
     /// The device ID was claimed through `users/register` (it signs in with access codes), not by a device.
     public static let deviceIDClaimed = ServiceError(

@@ -83,8 +83,8 @@ extension UserRoutes {
             + "once here and on other processes as soon as they read the revocation feed. Apple refresh tokens stored for the user are "
             + "revoked at Apple first (App Store guideline 5.1.1(v)); if Apple does not confirm, nothing is deleted (502 `upstream_error`). "
             + "Needs a recent sign-in: a session begun within `tokens.recent-authentication` seconds (600), or a DPoP proof made with the "
-            + "key the session is bound to; otherwise 403 `reauthentication_required`. The user's ID is retired (registering it again is 409 "
-            + "`user_deleted`).",
+            + "key the session is bound to, naming this access token in `ath` (each proof once); otherwise 403 `reauthentication_required`. "
+            + "The user's ID is retired (registering it again is 409 `user_deleted`).",
         outcomes: [
             .init(200, "The account is gone.", body: AccountDeletionResponse.self),
             .forbidden("A guest token or access code (`forbidden`), or no recent sign-in (`reauthentication_required`)."),

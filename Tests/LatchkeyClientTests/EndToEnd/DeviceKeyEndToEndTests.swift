@@ -32,6 +32,20 @@ import Testing
         }
     }
 
+    /// Long after the sign-in, the proof of the device key stands in for a recent one: the SDK names the request's access
+    /// token in it (`ath`), as the server requires.
+    @available(LatchkeyServer 1.0, *)
+    @Test func theDeviceKeysProofLetsAnOldSessionDeleteItsAccount() async throws {
+        try await LiveServer.run { server in
+            let app = AppInstall(server: server)
+            let session = app.launch()
+            let userID = try await session.registerDevice().userID
+            app.advance(by: 3600)  // past tokens.recent-authentication; the next request refreshes first
+            #expect(try await session.deleteAccount().userID == userID)
+            #expect(try await server.services.users.user(id: userID) == nil)
+        }
+    }
+
     @available(LatchkeyServer 1.0, *)
     @Test func aRelaunchKeepsTheServersNonceSoARefreshIsOneRequest() async throws {
         try await LiveServer.run { server in

@@ -16,14 +16,16 @@ struct DPoPKey: Sendable {
         return ["kty": "EC", "crv": "P-256", "x": Base64URL.encode(x963[1..<33]), "y": Base64URL.encode(x963[33..<65])]
     }
 
-    /// A proof for `method` `path` on the test issuer, with `nonce` and a fresh `jti` unless given.
+    /// A proof for `method` `path` on the test issuer, with `nonce` and a fresh `jti` unless given, naming `accessToken`
+    /// in `ath` when given.
     func proof(
         _ method: String, _ path: String, nonce: String?, jti: String = UUID().uuidString, iat: Date, origin: String = TestServer.issuer,
-        type: String = "dpop+jwt"
+        type: String = "dpop+jwt", accessToken: String? = nil
     ) throws -> String {
         let header: [String: Any] = ["typ": type, "alg": "ES256", "jwk": self.jwk]
         var claims: [String: Any] = ["jti": jti, "htm": method, "htu": origin + path, "iat": Int(iat.timeIntervalSince1970)]
         if let nonce { claims["nonce"] = nonce }
+        if let accessToken { claims["ath"] = Base64URL.encode(Data(SHA256.hash(data: Data(accessToken.utf8)))) }
         let input =
             Base64URL.encode(try JSONSerialization.data(withJSONObject: header, options: [.sortedKeys])) + "."
             + Base64URL.encode(try JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys]))
