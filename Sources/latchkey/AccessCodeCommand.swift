@@ -72,12 +72,14 @@ struct AccessCodeCommand: AsyncParsableCommand {
     }
 }
 
-/// Parses "3600", "90s", "90m", "12h", "30d".
+/// Parses "3600", "90s", "90m", "12h", "30d": a lifetime of at most a year, as the admin console allows (`1e30d` would
+/// overflow the token's `exp`).
 @available(LatchkeyServer 1.0, *)
 func parseDuration(_ text: String) throws -> TimeInterval {
     guard let seconds = DurationText.seconds(text) else {
         throw ValidationError("'\(text)' is not a duration: use seconds or a number with s, m, h or d (e.g. 30d).")
     }
+    guard seconds <= 366 * 86_400 else { throw ValidationError("'\(text)' is too long: a lifetime is at most 366d.") }
     return seconds
 }
 
