@@ -177,7 +177,7 @@ import FoundationNetworking
             _ = try await TestServer.make { configuration in
                 var provider = IdentityProviderConfiguration(
                     name: "clerk", issuer: "https://clerk.example.com", jwksURL: "http://clerk.example.com/jwks")
-                provider.acceptsAnyAudience = true
+                provider.audiences = ["https://api.example.com"]
                 configuration.identityProviders = [provider]
             }
         }
@@ -198,6 +198,12 @@ import FoundationNetworking
         #expect(missing.invalidProviders.first?.contains("audiences") == true)
         try #"{"providers": {"names": ["clerk"], "clerk": {"issuer": "https://clerk.example.com", "public-key": "x", "audiences": ["any"]}}}"#
             .write(to: file, atomically: true, encoding: .utf8)
+        let anyAlone = try await LatchkeyConfiguration.load(overrides: [:], configFile: file.path)
+        #expect(anyAlone.invalidProviders.first?.contains("authorized-parties") == true)  // any needs the azp to check
+        try #"""
+        {"providers": {"names": ["clerk"], "clerk": {"issuer": "https://clerk.example.com", "public-key": "x", "audiences": ["any"],
+                                                      "authorized-parties": ["https://app.example.com"]}}}
+        """#.write(to: file, atomically: true, encoding: .utf8)
         let any = try await LatchkeyConfiguration.load(overrides: [:], configFile: file.path)
         #expect(any.invalidProviders.isEmpty)
         #expect(any.identityProviders.first?.acceptsAnyAudience == true)

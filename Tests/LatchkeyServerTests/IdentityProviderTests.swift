@@ -85,11 +85,24 @@ struct IdentityProviderTests {
         }
     }
 
+    /// With named audiences a token may omit `azp` (native clients do); with `audiences: any` nothing but `azp` names
+    /// the app a token is for, so a token without it is refused.
     @available(LatchkeyServer 1.0, *)
-    @Test func aTokenWithoutAzpPassesBecauseNativeClientsMayOmitIt() async throws {
-        let server = try await TestServer.federated()
-        try await server.test(.router) { client in
-            let token = try await Peer.clerkToken(claims: server.clerkClaims(), omit: ["azp"])
+    @Test func aTokenWithoutAzpPassesOnlyWhenTheProviderNamesItsAudiences() async throws {
+        let any = try await TestServer.federated()
+        try await any.test(.live) { client in
+            let token = try await Peer.clerkToken(claims: any.clerkClaims(), omit: ["azp"])
+            let refused = try await client.send(.get, "/api/v1/auth/me", bearer: token)
+            #expect(refused.status == .unauthorized)
+            #expect(refused.envelope?.error.code == .invalidToken)
+            #expect(try await client.send(.get, "/api/v1/auth/me", bearer: try await Peer.clerkToken(claims: any.clerkClaims())).status == .ok)
+        }
+        let named = try await TestServer.federated { configuration in
+            configuration.identityProviders[0].audiences = ["https://api.example.com"]
+            configuration.identityProviders[0].acceptsAnyAudience = false
+        }
+        try await named.test(.live) { client in
+            let token = try await Peer.clerkToken(claims: named.clerkClaims(["aud": "https://api.example.com"]), omit: ["azp"])
             #expect(try await client.send(.get, "/api/v1/auth/me", bearer: token).status == .ok)
         }
     }
@@ -207,6 +220,23 @@ struct IdentityProviderTests {
         }
     }
 
+    /// A JWKS URL that redirects is a provider failure (502): the server never follows it to another address.
+    @available(LatchkeyServer 1.0, *)
+    @Test func aRedirectingJWKSIsNotFollowed() async throws {
+        let tag = UUID().uuidString
+        let base = try Peer.base()
+        let server = try await TestServer.federated { configuration in
+            configuration.identityProviders[0].jwksURL = "\(base)/moved/.well-known/jwks.json?tag=\(tag)"
+        }
+        try await server.test(.live) { client in
+            let token = try await Peer.clerkToken(claims: server.clerkClaims())
+            let answer = try await client.send(.get, "/api/v1/auth/me", bearer: token)
+            #expect(answer.status == .badGateway)
+            #expect(answer.envelope?.error.code == .upstreamError)
+            #expect(try await Peer.fetches(tag: tag) == 0)  // the keys the redirect named were never fetched
+        }
+    }
+
     @available(LatchkeyServer 1.0, *)
     @Test func anUnreachableJWKSIsNotFetchedAgainForEveryToken() async throws {
         let tag = UUID().uuidString
@@ -214,6 +244,7 @@ struct IdentityProviderTests {
         let server = try await TestServer.federated { configuration in
             var down = IdentityProviderConfiguration(name: "down", issuer: "\(base)/down", jwksURL: "\(base)/down/.well-known/jwks.json?tag=\(tag)")
             down.acceptsAnyAudience = true
+            down.authorizedParties = [Peer.clerkParty]
             configuration.identityProviders.append(down)
         }
         try await server.test(.router) { client in

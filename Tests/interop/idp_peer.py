@@ -390,6 +390,7 @@ class Handler(BaseHTTPRequestHandler):
             ("GET", "/auth/keys"): self.apple_keys,
             ("GET", "/clerk/.well-known/jwks.json"): self.clerk_keys,
             ("GET", "/down/.well-known/jwks.json"): self.down_keys,
+            ("GET", "/moved/.well-known/jwks.json"): self.moved_keys,
             ("GET", "/test/stats"): self.stats,
             ("GET", "/test/developer-key"): self.developer_key,
             ("GET", "/test/developer-key.pem"): self.developer_key_pem,
@@ -448,6 +449,11 @@ class Handler(BaseHTTPRequestHandler):
         """A provider whose JWKS endpoint fails: counted per tag, answered 503."""
         self.count_tag()
         self.send(503, {"error": "unavailable"})
+
+    def moved_keys(self) -> None:
+        """A JWKS URL that redirects to Clerk's keys (same query, so the tag): a fetcher must not follow it."""
+        query = urllib.parse.urlsplit(self.path).query
+        self.send(302, {"moved": True}, {"Location": "/clerk/.well-known/jwks.json" + ("?" + query if query else "")})
 
     def stats(self) -> None:
         tag = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query).get("tag", [None])[0]

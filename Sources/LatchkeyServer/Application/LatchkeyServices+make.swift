@@ -22,7 +22,7 @@ extension LatchkeyServices {
             keyRing: keyRing, issuer: issuer, audience: configuration.audience, guestAudience: configuration.guestAudience, clock: clock,
             metrics: metrics)
         let http = HTTPClient.shared
-        let external = try await ExternalTokenVerifier.make(configuration.identityProviders, store: store, http: http, clock: clock, logger: logger)
+        let external = try await ExternalTokenVerifier.make(configuration.identityProviders, store: store, clock: clock, logger: logger)
         let verifier = AccessTokenVerifier(
             keyRing: keyRing, cache: cache, sessions: store, accessCodes: store, external: external.providers.isEmpty ? nil : external,
             issuer: issuer, audience: configuration.audience, guestAudience: configuration.guestAudience, clock: clock)
@@ -40,8 +40,8 @@ extension LatchkeyServices {
             apple: configuration.apple,
             appleVerifier: configuration.apple.isEnabled
                 ? IdentityTokenVerifier(
-                    keys: JWKSCache(url: configuration.apple.jwksURL, http: http, clock: clock, logger: logger), issuer: AppleConfiguration.issuer,
-                    algorithms: ["RS256"], clock: clock, leeway: configuration.apple.leeway)
+                    keys: JWKSCache(url: configuration.apple.jwksURL, http: .keyFetching, clock: clock, logger: logger),
+                    issuer: AppleConfiguration.issuer, algorithms: ["RS256"], clock: clock, leeway: configuration.apple.leeway)
                 : nil,
             appleClient: AppleClient(configuration: configuration.apple, http: http, clock: clock), external: external, store: store, users: store,
             sessions: sessions, masterKey: masterKey, clock: clock, logger: logger)

@@ -71,6 +71,9 @@ extension LatchkeyServices {
         for provider in configuration.identityProviders where provider.audiences.isEmpty && !provider.acceptsAnyAudience {
             throw ConfigurationError(description: "providers.\(provider.name).audiences is missing: name the accepted aud values, or any")
         }
+        for provider in configuration.identityProviders where provider.acceptsAnyAudience && provider.authorizedParties.isEmpty {
+            throw ConfigurationError(description: "providers.\(provider.name).audiences is any: set authorized-parties (the azp its tokens carry)")
+        }
         for url in configuration.identityProviders.compactMap(\.jwksURL) + (configuration.apple.isEnabled ? [configuration.apple.jwksURL] : []) {
             guard Self.isSecureFetchURL(url) else {
                 throw ConfigurationError(description: "\(url): keys are fetched over https only (http is allowed for loopback addresses)")

@@ -23,15 +23,16 @@ package final class ExternalTokenVerifier: ExternalTokenVerifying {
         self.clock = clock
     }
 
-    /// The verifier of `configurations`: keys from each JWKS URL (fetched on first use, then cached) or PEM key.
+    /// The verifier of `configurations`: keys from each JWKS URL (fetched on first use, then cached, never through a
+    /// redirect) or PEM key.
     static func make(
-        _ configurations: [IdentityProviderConfiguration], store: any IdentityStore, http: HTTPClient, clock: any WallClock, logger: Logger
+        _ configurations: [IdentityProviderConfiguration], store: any IdentityStore, clock: any WallClock, logger: Logger
     ) async throws -> ExternalTokenVerifier {
         var providers: [Provider] = []
         for provider in configurations {
             let keys: any IdentityKeySource =
                 if let url = provider.jwksURL {
-                    JWKSCache(url: url, http: http, clock: clock, logger: logger)
+                    JWKSCache(url: url, http: .keyFetching, clock: clock, logger: logger)
                 } else {
                     try await StaticKeySource.rsa(pem: provider.publicKeyPEM ?? "")
                 }
@@ -74,7 +75,10 @@ package final class ExternalTokenVerifier: ExternalTokenVerifying {
         if !configuration.acceptsAnyAudience {
             guard claims.audiences.contains(where: configuration.audiences.contains) else { throw TokenRejection.wrongAudience }
         }
-        if !configuration.authorizedParties.isEmpty, let party = claims.string("azp") {
+        if configuration.acceptsAnyAudience {
+            // No audience names the app this token is for, so its authorized party must: a token without azp is refused.
+            guard let party = claims.string("azp"), configuration.authorizedParties.contains(party) else { throw TokenRejection.unauthorizedParty }
+        } else if !configuration.authorizedParties.isEmpty, let party = claims.string("azp") {
             guard configuration.authorizedParties.contains(party) else { throw TokenRejection.unauthorizedParty }
         }
         guard let subject = claims.string(configuration.subjectClaim), !subject.isEmpty else { throw TokenRejection.missingSubject }

@@ -50,9 +50,10 @@ public struct AppleConfiguration: Sendable {
 /// - `issuer`: the exact `iss` of its tokens (required)
 /// - `jwks-url`: where its public keys are, or `public-key`: a PEM RSA public key (one of the two)
 /// - `audiences` (required): accepted `aud` values (comma-separated), one of which a token must carry; or `any` to
-///   accept every audience (Clerk's session tokens carry none: pair `any` with `authorized-parties`)
-/// - `authorized-parties`: accepted `azp` values; when set, a token that carries `azp` must name one (native
-///   clients may omit `azp`, so a token without it passes)
+///   accept every audience (Clerk's session tokens carry none), which needs `authorized-parties`
+/// - `authorized-parties`: accepted `azp` values. With `audiences: any` every token must carry one of them (nothing
+///   else names the app a token is for); with named audiences a token that carries `azp` must name one (native clients
+///   may omit `azp`, so such a token without it passes)
 /// - `subject-claim` (default `sub`): the claim that identifies the user at the provider
 /// - `algorithms` (default `RS256`): accepted `alg` values
 /// - `token-type`: the `typ` header the provider's tokens carry; when set, a token must carry exactly it. When not
@@ -111,6 +112,12 @@ public struct IdentityProviderConfiguration: Sendable {
             provider.audiences = provider.acceptsAnyAudience ? [] : audiences
             provider.tokenType = reader.string(forKey: ConfigKey([name, "token-type"]))
             provider.authorizedParties = reader.stringArray(forKey: ConfigKey([name, "authorized-parties"]), default: [])
+            if provider.acceptsAnyAudience && provider.authorizedParties.isEmpty {
+                problems.append(
+                    "providers.\(name).audiences is any: set providers.\(name).authorized-parties to the azp values its tokens must carry, "
+                        + "or name the audiences")
+                continue
+            }
             provider.subjectClaim = reader.string(forKey: ConfigKey([name, "subject-claim"]), default: "sub")
             provider.algorithms = reader.stringArray(forKey: ConfigKey([name, "algorithms"]), default: ["RS256"])
             provider.leeway = reader.double(forKey: ConfigKey([name, "leeway"]), default: 60)

@@ -128,6 +128,18 @@ actor JWKSCache: IdentityKeySource {
     }
 }
 
+@available(LatchkeyServer 1.0, *)
+extension HTTPClient {
+    /// The client identity providers' keys are fetched with: `HTTPClient.shared`'s settings, but a redirect is never
+    /// followed (it is the provider's failure, as any other answer but 200): the keys come from the configured URL or
+    /// from nowhere, and the server is never led to another address. Never shut down, like `shared`.
+    static let keyFetching: HTTPClient = {
+        var configuration = HTTPClient.Configuration.singletonConfiguration
+        configuration.redirectConfiguration = .disallow
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+}
+
 /// An identity provider's endpoint answered, but not as it should.
 @available(LatchkeyServer 1.0, *)
 enum UpstreamError: Error, CustomStringConvertible {

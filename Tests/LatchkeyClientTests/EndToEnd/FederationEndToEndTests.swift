@@ -34,7 +34,8 @@ struct FederationEndToEndTests {
         configuration.apple.clientIDs = ["com.example.app"]
         configuration.apple.jwksURL = "\(Self.peer)/auth/keys"
         var clerk = IdentityProviderConfiguration(name: "clerk", issuer: "\(Self.peer)/clerk", jwksURL: "\(Self.peer)/clerk/.well-known/jwks.json")
-        clerk.acceptsAnyAudience = true  // Clerk's session tokens carry no aud
+        clerk.acceptsAnyAudience = true  // Clerk's session tokens carry no aud: their azp names the app
+        clerk.authorizedParties = ["https://app.example.com"]
         configuration.identityProviders = [clerk]
     }
 
