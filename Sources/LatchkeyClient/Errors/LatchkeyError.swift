@@ -41,8 +41,8 @@ public enum LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible, 
     /// The server answered 409 `identity_already_linked`: the identity (e.g. the Apple ID) already belongs to another
     /// user. Nothing was linked or merged, and the session in use is kept.
     case identityAlreadyLinked
-    /// The server answered 403 `reauthentication_required`: linking, unlinking or deleting the account needs a recent
-    /// sign-in. Sign in again, then retry.
+    /// The server answered 403 `reauthentication_required`: linking, unlinking, adding or removing an email address and
+    /// deleting the account need a recent sign-in (never a session exchanged from an access code). Sign in again, then retry.
     case reauthenticationRequired
     /// The server answered 401 `unknown_device`: it knows no device with this install's device UUID, which is all an
     /// asset request carries. Register the device (``LatchkeySession/registerDevice()`` or
@@ -57,7 +57,8 @@ public enum LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible, 
     /// The request cannot be sent as it is (e.g. ``LatchkeySession/data(for:policy:)`` with a URL that is not absolute
     /// `http` or `https`); nothing was sent.
     case invalidRequest(String)
-    /// The server answered 422 `email_taken`: another account already uses this email address.
+    /// The server answered 422 `email_taken`: another account verified this email address (only from a server that sets
+    /// `email.reveal-existing`; others answer such a registration like any other).
     case emailTaken
     /// The server answered 400 `weak_password`: the password breaks the rule the reason names (too short, too long, the
     /// email address itself, or a common password).

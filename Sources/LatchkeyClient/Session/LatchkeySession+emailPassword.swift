@@ -15,15 +15,23 @@ extension LatchkeySession {
     ///
     /// The address is remembered in memory, so ``verifyEmail(code:)`` needs only the code from the mail.
     ///
-    /// - Throws: ``LatchkeyError/weakPassword(_:)``, ``LatchkeyError/invalidEmail(message:)``, ``LatchkeyError/emailTaken``,
-    ///   ``LatchkeyError/emailAlreadySet`` (the session's user has an address already), ``LatchkeyError/emailNotConfigured``
-    ///   (the server sends no mail), and the errors of ``send(_:)``. No error text contains the password.
+    /// Adding a way to sign in to a user needs a recent sign-in: the request carries a proof of the device key, which
+    /// gives it when the session was started with that key; otherwise the session must be at most
+    /// `tokens.recent-authentication` old. An address another account verified is answered like any other (the server
+    /// mails its owner instead) unless the server sets `email.reveal-existing`.
+    ///
+    /// - Throws: ``LatchkeyError/weakPassword(_:)``, ``LatchkeyError/invalidEmail(message:)``, ``LatchkeyError/emailTaken``
+    ///   (only from a server with `email.reveal-existing`), ``LatchkeyError/emailAlreadySet`` (the session's user has an
+    ///   address already), ``LatchkeyError/reauthenticationRequired`` (no recent sign-in: sign in again, then retry),
+    ///   ``LatchkeyError/emailNotConfigured`` (the server sends no mail), and the errors of ``send(_:)``. No error text
+    ///   contains the password.
     /// - Returns: the address as the server stores it, not yet verified, and its user's ID.
     @discardableResult
     public func register(email: String, password: String, attachToCurrentUser: Bool = true) async throws -> EmailAccountResponse {
         let attaching = try attachToCurrentUser && self.hasSessionToAttachTo()
         let body = EmailRegistrationRequest(email: email, password: password)
-        let request = try LatchkeyRequest.post("/api/v1/auth/register", json: body, auth: attaching ? .bearer : .none)
+        var request = try LatchkeyRequest.post("/api/v1/auth/register", json: body, auth: attaching ? .bearer : .none)
+        request.provesDevice = attaching
         let account = try await self.sendEmailRequest(request, decoding: EmailAccountResponse.self, hiding: [password])
         self.emailAwaitingVerification = account.email
         return account
@@ -106,8 +114,9 @@ extension LatchkeySession {
 
     /// Sets a new password with the token of the reset mail's link (`POST /api/v1/auth/reset-password/confirm`).
     ///
-    /// The server revokes every session of the user. When the session in use here is that user's, it is signed out here
-    /// too (``SignOutReason/revoked``, state `.signedOut(reason: .revoked)`): sign in with the new password.
+    /// The server revokes every session of the user and every device credential of it (``PasswordChangedResponse/revokedDevices``
+    /// counts them) but this device's, whose key the request proves. When the session in use here is that user's, it is
+    /// signed out here too (``SignOutReason/revoked``, state `.signedOut(reason: .revoked)`): sign in with the new password.
     ///
     /// - Throws: ``LatchkeyError/invalidCode`` (the link is wrong, expired or used), ``LatchkeyError/weakPassword(_:)``,
     ///   ``LatchkeyError/emailNotConfigured``, and the errors of ``send(_:)``. No error text contains the token or password.
@@ -127,7 +136,8 @@ extension LatchkeySession {
 
     /// Changes the signed-in user's password (`POST /api/v1/auth/change-password`, with the session's bearer).
     ///
-    /// The server revokes the user's other sessions; this one goes on.
+    /// The server revokes the user's other sessions (this one goes on) and every device credential of the user but this
+    /// device's, whose key the request proves; it mails the verified address a notice.
     ///
     /// - Throws: ``LatchkeyError/invalidCredentials`` when `current` is wrong (the session is kept, and not refreshed),
     ///   ``LatchkeyError/weakPassword(_:)``, ``LatchkeyError/notSignedIn``, ``LatchkeyError/emailNotConfigured``, and the
@@ -135,8 +145,23 @@ extension LatchkeySession {
     @discardableResult
     public func changePassword(current: String, new: String) async throws -> PasswordChangedResponse {
         let body = ChangePasswordRequest(currentPassword: current, newPassword: new)
-        let request = try LatchkeyRequest.post("/api/v1/auth/change-password", json: body, auth: .bearer)
+        var request = try LatchkeyRequest.post("/api/v1/auth/change-password", json: body, auth: .bearer)
+        request.provesDevice = true
         return try await self.sendEmailRequest(request, decoding: PasswordChangedResponse.self, hiding: [current, new])
+    }
+
+    /// Removes the signed-in user's email address and password (`DELETE /api/v1/users/me/email`): they no longer sign
+    /// in, and the user's other sessions end. Like adding one, it needs a recent sign-in (the request proves the device
+    /// key).
+    ///
+    /// - Throws: ``LatchkeyError/reauthenticationRequired``, ``LatchkeyError/rejected(status:code:message:)`` with 409
+    ///   `last_sign_in_method` when the address is the user's only way to sign in, ``LatchkeyError/emailNotConfigured``,
+    ///   and the errors of ``send(_:)``.
+    @discardableResult
+    public func removeEmail() async throws -> EmailRemovedResponse {
+        var request = LatchkeyRequest(method: "DELETE", path: "/api/v1/users/me/email", auth: .bearer)
+        request.provesDevice = true
+        return try await self.sendEmailRequest(request, decoding: EmailRemovedResponse.self, hiding: [])
     }
 
     /// Whether a Latchkey session (one with a user and a refresh token, not a guest's or an access code) is in use.
@@ -156,7 +181,8 @@ extension LatchkeySession {
 
     /// Confirms a reset, then ends the session here when it was the user's: the server revoked it.
     private func confirmPasswordReset(_ body: ResetPasswordConfirmRequest, hiding secrets: [String?]) async throws -> PasswordChangedResponse {
-        let request = try LatchkeyRequest.post("/api/v1/auth/reset-password/confirm", json: body, auth: .none)
+        var request = try LatchkeyRequest.post("/api/v1/auth/reset-password/confirm", json: body, auth: .none)
+        request.provesDevice = true
         let changed = try await self.sendEmailRequest(request, decoding: PasswordChangedResponse.self, hiding: secrets)
         if let session = (try? self.loadCredentials())?.session, session.kind == .session,
             session.userID.caseInsensitiveCompare(changed.userID) == .orderedSame
