@@ -5,14 +5,15 @@ import LatchkeyAPI
 import LatchkeyServer
 import Testing
 
-/// `GET /metrics`: Prometheus text with requests by route and status, and tokens issued by kind.
+/// `GET /metrics`: Prometheus text with requests by route and status, and tokens issued by kind; never public (the test
+/// servers set `metrics.token`).
 @Suite struct MetricsTests {
     @Test(arguments: Transport.allCases)
     @available(LatchkeyServer 1.0, *)
     func metricsAreServedAsPrometheusText(transport: Transport) async throws {
         try await withServer(transport) { client, _ in
             _ = try await client.registerDevice()
-            let response = try await client.send(.get, "/metrics")
+            let response = try await client.send(.get, "/metrics", bearer: TestServer.metricsToken)
             #expect(response.status == .ok)
             #expect(response.headers[.contentType]?.hasPrefix("text/plain") == true)
             #expect(response.text.contains("# TYPE latchkey_http_requests_total counter"))
@@ -28,6 +29,23 @@ import Testing
             #expect(metricValue("latchkey_http_requests_total", labels: [#"status="201""#, #"method="POST""#], in: text) == 1)
             #expect(metricValue("latchkey_http_requests_total", labels: ["register-device"], in: text) == 1)
         }
+    }
+
+    /// By default (no `metrics.port`, no `metrics.token`) nobody gets the metrics: 404 as for any unknown path, and the
+    /// start says why.
+    @available(LatchkeyServer 1.0, *)
+    @Test func withoutAPortOrATokenMetricsAreNotServedAndTheStartSaysSo() async throws {
+        let logs = LogCapture()
+        let server = try await TestServer.make(logger: logs.logger()) { $0.metricsToken = nil }
+        try await server.test(.live) { client in
+            _ = try await client.registerDevice()
+            let answer = try await client.send(.get, "/metrics")
+            #expect(answer.status == .notFound)
+            #expect(answer.envelope?.error.code == .notFound)
+            #expect(!answer.text.contains("latchkey_http_requests_total"))
+            #expect(try await client.send(.get, "/metrics", bearer: TestServer.metricsToken).status == .notFound)
+        }
+        #expect(logs.lines.contains { $0.level == .notice && $0.message.contains("metrics.port") && $0.message.contains("metrics.token") })
     }
 
     @available(LatchkeyServer 1.0, *)

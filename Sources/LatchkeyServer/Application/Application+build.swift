@@ -48,7 +48,8 @@ package func buildAPI(services: LatchkeyServices) -> (router: Router<LatchkeyReq
     ).add(to: api)
     if configuration.admin.enabled && configuration.admin.port == nil { AdminRoutes(services: services).add(to: router) }
     let operations = OperationsRoutes(metrics: services.metrics, token: configuration.metricsToken)
-    if configuration.metricsPort == nil { operations.addMetrics(to: api) }
+    // Served on the API's port only behind metrics.token: metrics tell who is busy and when, so never to everyone.
+    if configuration.metricsPort == nil && configuration.metricsToken != nil { operations.addMetrics(to: api) }
     let document = DocumentHolder()
     operations.addDocument({ document.bytes }, to: api)
     document.set(api.operations)
@@ -74,6 +75,9 @@ package func buildApplication(
 {
     let configuration = services.configuration
     var background = background
+    if configuration.metricsPort == nil && configuration.metricsToken == nil {
+        logger.notice("GET /metrics is not served: set metrics.port (a port of its own) or metrics.token (a Bearer token) to serve it")
+    }
     if let port = configuration.metricsPort {
         let router = Router(context: LatchkeyRequestContext.self)
         router.add(middleware: ErrorMiddleware())

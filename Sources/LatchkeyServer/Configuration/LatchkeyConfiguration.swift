@@ -32,7 +32,8 @@ import Logging
 /// - `limits.*`: abuse limits on the identity endpoints and trusted proxies; see ``AbuseLimits``
 /// - `http.max-body-size` (bytes, default 65536), `http.idle-timeout` (seconds a connection may sit idle, default 60)
 /// - `metrics.port` (serve `GET /metrics` on this port of `host` instead of the API's port), `metrics.token`
-///   (`LATCHKEY_METRICS_TOKEN`, secret: `GET /metrics` then needs `Authorization: Bearer <token>`)
+///   (`LATCHKEY_METRICS_TOKEN`, secret: `GET /metrics` then needs `Authorization: Bearer <token>`); with neither,
+///   `GET /metrics` is not served (404) and the start says so
 /// - `http.header-timeout` (seconds from a request head's first byte to its end, default 10), `http.max-connections`
 ///   (open connections, default 10000; more are closed at once, and a log line says so)
 /// - `prune.interval` (seconds, default 300): how often rows that no longer decide anything are removed;
@@ -88,7 +89,7 @@ public struct LatchkeyConfiguration: Sendable {
     public var idleTimeout: TimeInterval = 60
     /// A port of its own for `GET /metrics` (then not served on the API's port).
     public var metricsPort: Int?
-    /// When set, `GET /metrics` needs `Authorization: Bearer <token>`.
+    /// When set, `GET /metrics` needs `Authorization: Bearer <token>`; without it or ``metricsPort`` it is not served.
     public var metricsToken: String?
     /// Seconds between pruning passes.
     /// Seconds a request head may take from its first byte to its end before the server answers 408 and closes.

@@ -1,8 +1,8 @@
 import Foundation
 import Hummingbird
 
-/// `GET /metrics` (Prometheus text; behind `Authorization: Bearer <metrics.token>` when one is set) and
-/// `GET /openapi.json` (the API document, built from the operations the router serves).
+/// `GET /metrics` (Prometheus text: on `metrics.port`, or on the API's port behind `Authorization: Bearer <metrics.token>`;
+/// with neither it is not served) and `GET /openapi.json` (the API document, built from the operations the router serves).
 @available(LatchkeyServer 1.0, *)
 struct OperationsRoutes {
     let metrics: LatchkeyMetrics
@@ -11,8 +11,8 @@ struct OperationsRoutes {
     static let metricsOperation = APIOperation(
         .get, "/metrics", id: "getMetrics", tag: "Operations", summary: "Prometheus metrics",
         description:
-            "Server metrics in the Prometheus text exposition format. With `metrics.token` set it needs `Authorization: Bearer <token>`; "
-            + "with `metrics.port` set it is served on that port instead.",
+            "Server metrics in the Prometheus text exposition format, served here only with `metrics.token` set, and then only with "
+            + "`Authorization: Bearer <token>`; with `metrics.port` set it is served on that port instead, and with neither not at all (404).",
         outcomes: [.init(200, "Metrics in the Prometheus text exposition format."), .unauthorized("`metrics.token` is set and not sent.")])
 
     static let documentOperation = APIOperation(

@@ -23,6 +23,8 @@ enum Transport: String, CaseIterable, CustomStringConvertible, Sendable {
 struct TestServer: Sendable {
     static let issuer = "http://latchkey.test"
     static let masterKey = Data(repeating: 7, count: 32).base64EncodedString()
+    /// The `metrics.token` of every test server unless it sets its own (without one `GET /metrics` is not served).
+    static let metricsToken = "test-metrics-token"
 
     let services: LatchkeyServices
     let clock: ManualClock
@@ -55,6 +57,7 @@ struct TestServer: Sendable {
         configuration.masterKey = Self.masterKey
         configuration.port = 0
         configuration.limits = .off  // tests of limits configure their own
+        configuration.metricsToken = Self.metricsToken
         configure(&configuration)
         let logger = logger ?? Self.quietLogger
         let services = try await LatchkeyServices.make(configuration: configuration, clock: clock, logger: logger)

@@ -187,9 +187,9 @@ extension TestClientProtocol {
         try await self.send(.get, "/api/v1/users/me", bearer: token)
     }
 
-    /// The Prometheus text of `GET /metrics`.
+    /// The Prometheus text of `GET /metrics` (with the test servers' `metrics.token`).
     func metricsText() async throws -> String {
-        let response = try await self.send(.get, "/metrics")
+        let response = try await self.send(.get, "/metrics", bearer: TestServer.metricsToken)
         guard response.status == .ok else { throw TestFailure("/metrics answered \(response.status)") }
         return response.text
     }
