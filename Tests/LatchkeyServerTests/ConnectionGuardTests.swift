@@ -71,6 +71,18 @@ import Testing
     }
 
     @available(LatchkeyServer 1.0, *)
+    @Test func aMalformedHeadAfterPipelinedRequestsIsAnsweredAfterAllOfThem() async throws {
+        try await withServer(.live) { client, _ in
+            try await RawConnection.open(port: try #require(client.port)) { connection in
+                try await connection.send(Self.health + Self.health + Self.health + "NOT HTTP AT ALL\r\n\r\n")
+                for _ in 0..<3 { #expect(try await connection.response().status == 200) }
+                #expect(try await connection.response().status == 400)
+                #expect(await connection.closedByServer())
+            }
+        }
+    }
+
+    @available(LatchkeyServer 1.0, *)
     @Test func aChunkedBodyWithAnInvalidChunkSizeIs400WithTheEnvelope() async throws {
         try await withServer(.live) { client, server in
             try await RawConnection.open(port: try #require(client.port)) { connection in

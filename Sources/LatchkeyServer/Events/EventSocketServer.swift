@@ -85,7 +85,7 @@ struct EventSocketChannel<Router: HTTPResponder>: HTTPChannelHandler where Route
             let upgrader = NIOTypedWebSocketServerUpgrader<Negotiated>(
                 maxFrameSize: EventSocketHandler.maxMessageSize,
                 shouldUpgrade: { channel, head in
-                    headGuard.value.headRead()
+                    headGuard.value.firstHeadRead()
                     let promise = channel.eventLoop.makePromise(of: HTTPHeaders?.self)
                     promise.completeWithTask {
                         let decided = await self.decide(head, channel: channel, logger: logger)
@@ -109,7 +109,7 @@ struct EventSocketChannel<Router: HTTPResponder>: HTTPChannelHandler where Route
             let upgrades = NIOTypedHTTPServerUpgradeConfiguration(
                 upgraders: [upgrader],
                 notUpgradingCompletionHandler: { channel in
-                    headGuard.value.headRead()
+                    headGuard.value.firstHeadRead()
                     return channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
                         try channel.pipeline.syncOperations.addHandler(RequestHeadGuard.PartsWatcher(headGuard: headGuard.value))

@@ -29,10 +29,12 @@ final class RequestHeadGuard {
     private var deadline: Scheduled<Void>?
     /// The deadline is the idle timeout of a connection that has sent nothing yet.
     private var idleDeadline = false
+    /// The router's upgrade check read a head that ``PartsWatcher`` has not seen yet.
+    private var headAwaitingRoute = false
     /// A head was read whose request has not ended.
     private var requestOpen = false
-    /// A head was read whose response has not ended.
-    private var responseOpen = false
+    /// Heads read whose responses have not ended (more than one when a client pipelines).
+    private var pendingResponses = 0
     /// The connection serves HTTP through ``PartsWatcher`` (so a body's error reaches the route reading it).
     private var serving = false
     /// The parser failed after the last request was read: answer once its response has ended.
@@ -55,7 +57,7 @@ final class RequestHeadGuard {
         return (BytesWatcher(headGuard: headGuard), ParserErrorWatcher(headGuard: headGuard))
     }
 
-    private var awaitingHead: Bool { !self.requestOpen && !self.responseOpen }
+    private var awaitingHead: Bool { !self.headAwaitingRoute && !self.requestOpen && self.pendingResponses == 0 }
 
     // MARK: events
 
@@ -79,19 +81,27 @@ final class RequestHeadGuard {
         }
     }
 
-    /// A request head was read (by the router's upgrade check or by the HTTP/1.1 codec).
-    func headRead() {
+    /// The first request's head was read by the router's upgrade check (``PartsWatcher`` sees it later, if at all).
+    func firstHeadRead() {
         self.deadline?.cancel()
         self.deadline = nil
+        self.headAwaitingRoute = true
+    }
+
+    fileprivate func headRead() {
+        self.deadline?.cancel()
+        self.deadline = nil
+        self.headAwaitingRoute = false
         self.requestOpen = true
-        self.responseOpen = true
+        self.pendingResponses += 1
     }
 
     fileprivate func requestEnded() { self.requestOpen = false }
 
-    /// Called after the response's end was passed on; `written` completes when it is on the wire.
+    /// Called after a response's end was passed on; `written` completes when it is on the wire.
     fileprivate func responseEnded(_ written: EventLoopFuture<Void>) {
-        self.responseOpen = false
+        self.pendingResponses = max(0, self.pendingResponses - 1)
+        guard self.pendingResponses == 0 else { return }
         if self.refuseAfterResponse {
             self.answerParseError()
         } else if self.closeAfterResponse, let channel = self.front?.channel {
@@ -121,7 +131,7 @@ final class RequestHeadGuard {
             self.closeAfterResponse = true
             return true
         }
-        if self.responseOpen {
+        if self.headAwaitingRoute || self.pendingResponses > 0 {
             self.refuseAfterResponse = true
         } else {
             self.answerParseError()
