@@ -44,8 +44,9 @@ extension LatchkeySession {
     /// - Parameters:
     ///   - key: the object's key relative to the user's folder, e.g. `photos/2026/a.jpg`.
     ///   - method: what the URL does: `.get` downloads, `.put` uploads, `.delete` deletes.
-    ///   - contentType: for `.put` only, the `Content-Type` the upload will send; it is signed, so the upload must send
-    ///     it as `PresignedURL/headers` gives it.
+    ///   - contentType: for `.put` only, the `Content-Type` the upload will send: one of the server's
+    ///     `storage.allowed-content-types` (400 otherwise), `application/octet-stream` when nil. It is signed, so the
+    ///     upload must send `PresignedURL/headers` as they are (with `Content-Disposition: attachment` for HTML or SVG).
     /// - Throws: ``LatchkeyError/invalidKey(message:)`` when the server refuses the key (empty, over 1024 bytes, or one
     ///   that could leave the folder: `..`, a leading `/`, …); ``LatchkeyError/notSignedIn`` when no one is signed in
     ///   (nothing is sent); ``LatchkeyError/storageNotConfigured``; 403 `forbidden` for a guest; the errors of ``send(_:)``.
