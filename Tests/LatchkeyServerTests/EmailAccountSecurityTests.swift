@@ -118,6 +118,30 @@ struct EmailAccountSecurityTests {
         }
     }
 
+    /// Adding a way to sign in (linking Sign in with Apple) and removing one (unlinking it) mail the account's verified
+    /// address, so an owner hears of a way in someone else added.
+    @available(LatchkeyServer 1.0, *)
+    @Test(.enabled(if: IdentityProviderPeer.isAvailable, IdentityProviderPeer.skipReason))
+    func linkingAndUnlinkingAnIdentityTellTheVerifiedAddress() async throws {
+        let peer = try await SMTPPeer.shared()
+        let server = try await TestServer.federated { $0.useMailPeer(peer) }
+        try await server.test(.live) { client in
+            let device = try await client.registerDevice()
+            let email = newAddress()
+            _ = try await client.verifiedAccount(email, Self.password, peer: peer, bearer: device.accessToken)
+            let nonce = UUID().uuidString
+            let token = try await IdentityProviderPeer.appleToken(claims: server.appleClaims(rawNonce: nonce, subject: "link.\(UUID().uuidString)"))
+            let linked = try await client.send(
+                .post, "/api/v1/auth/apple", bearer: device.accessToken, body: AppleSignInRequest(identityToken: token, rawNonce: nonce))
+            #expect(linked.status == .ok, "\(linked.text)")
+            let notices = try await Self.texts(to: email, peer: peer, count: 2)
+            #expect(notices.last?.contains("Sign in with Apple was linked to your account") == true)
+
+            #expect(try await client.send(.delete, "/api/v1/users/me/identities/apple", bearer: device.accessToken).status == .ok)
+            #expect(try await Self.texts(to: email, peer: peer, count: 3).last?.contains("apple sign-in was unlinked") == true)
+        }
+    }
+
     // MARK: 2. Account pre-hijacking
 
     /// The attacker attaches the victim's address to the attacker's device user. Unverified, it blocks nothing: the
@@ -279,6 +303,21 @@ struct EmailAccountSecurityTests {
             let delivered = try await peer.messages(to: recipient, wait: .seconds(10))
             if delivered.count >= count || ContinuousClock.now > deadline {
                 return delivered.prefix(count).map { EncodedWordDecoder.decode(RenderedMessage($0.raw).headers["subject"] ?? "") }
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    /// The plain-text parts of the first `count` mails delivered to `recipient` (waiting for them, up to 20 s).
+    @available(LatchkeyServer 1.0, *)
+    static func texts(to recipient: String, peer: SMTPPeer, count: Int) async throws -> [String] {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while true {
+            let delivered = try await peer.messages(to: recipient, wait: .seconds(10))
+            if delivered.count >= count || ContinuousClock.now > deadline {
+                return delivered.prefix(count).map { message in
+                    RenderedMessage(message.raw).parts().first { $0.headers["content-type"]?.hasPrefix("text/plain") == true }?.decodedBody ?? ""
+                }
             }
             try await Task.sleep(for: .milliseconds(50))
         }

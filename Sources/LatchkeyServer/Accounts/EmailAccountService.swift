@@ -220,6 +220,20 @@ package final class EmailAccountService: Sendable {
         return EmailRemovedResponse(userID: account.userID, email: account.email, revokedSessions: revoked)
     }
 
+    /// Mails the user's verified address that `change` happened to its ways of signing in (an identity linked or
+    /// unlinked); nothing when it has none. A notice that cannot be queued is logged, never an error of what it tells of.
+    package func tellSignInChanged(userID: String, _ change: String) async {
+        do {
+            guard let account = try await self.store.emailAccount(userID: userID), let notice = try self.notice(change, to: account) else {
+                return
+            }
+            try await self.store.queueMail(notice, at: self.clock.now())
+            self.sender?.wake()
+        } catch {
+            self.logger.warning("could not queue a sign-in notice", metadata: ["user_id": "\(userID)", "error": "\(type(of: error))"])
+        }
+    }
+
     /// Support (`latchkey users unset-email`): removes the user's address and ends every session of the user.
     package func unsetEmail(userID: String) async throws -> (email: String, revokedSessions: Int) {
         let (account, revoked) = try await self.remove(userID: userID, keepingSession: nil, onlyWayIn: true)

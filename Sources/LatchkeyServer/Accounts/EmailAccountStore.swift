@@ -114,6 +114,8 @@ protocol EmailAccountStore: Sendable {
         userID: String, keepingSession keeping: String?, allowingOnlyWayIn: Bool, notice: NewOutboxMail?, at time: Date
     )
         async throws -> EmailRemoval
+    /// Queues `mail` on its own (a notice of something another store committed).
+    func queueMail(_ mail: NewOutboxMail, at time: Date) async throws
     /// Replaces the user's code of `code.purpose` and queues its mail, in one transaction.
     func issueCode(userID: String, code: NewEmailCode, mail: NewOutboxMail, at time: Date) async throws
     /// Spends a verification code and marks the address verified; nil when the code is wrong (a try is counted: the
@@ -295,6 +297,10 @@ extension SQLLatchkeyStore: EmailAccountStore {
             RETURNING id
             """
         ).all().count
+    }
+
+    func queueMail(_ mail: NewOutboxMail, at time: Date) async throws {
+        try await self.database.transaction { sql in try await Self.enqueue(mail, at: time, on: sql) }
     }
 
     func issueCode(userID: String, code: NewEmailCode, mail: NewOutboxMail, at time: Date) async throws {

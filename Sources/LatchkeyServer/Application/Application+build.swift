@@ -33,7 +33,8 @@ package func buildAPI(services: LatchkeyServices) -> (router: Router<LatchkeyReq
     SessionRoutes(sessions: services.sessions, verifier: verifier, dpop: dpop, limiter: limiter, limits: limits).add(to: api)
     AccessCodeRoutes(accessCodes: services.accessCodes, dpop: dpop, limiter: limiter, limits: limits).add(to: api)
     FederationRoutes(
-        federation: services.federation, sessions: services.sessions, verifier: verifier, dpop: dpop, limiter: limiter, limits: limits
+        federation: services.federation, sessions: services.sessions, verifier: verifier, dpop: dpop, limiter: limiter, limits: limits,
+        accounts: configuration.email.isEnabled ? services.accounts : nil
     ).add(to: api)
     StorageRoutes(storage: services.storage, verifier: verifier, devices: services.store, limiter: limiter, limits: limits).add(to: api)
     EmailAccountRoutes(

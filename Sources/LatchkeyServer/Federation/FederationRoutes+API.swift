@@ -15,7 +15,8 @@ extension FederationRoutes {
             Without a Bearer, Apple's `sub` maps to a Latchkey user: the first sign-in creates one (kind `federated`; 201), later ones \
             return it (200). With a session's Bearer the Apple ID is linked to that session's user, which keeps its ID and data (200); \
             linking needs a recent sign-in (403 `reauthentication_required` otherwise), and an Apple ID of another user is 409 \
-            `identity_already_linked` with nothing merged. Everything the sign-in writes is one transaction.
+            `identity_already_linked` with nothing merged. Everything the sign-in writes is one transaction. A link mails the user's \
+            verified email address, when it has one, a notice that a way to sign in was added.
 
             With `authorization_code` and a Sign in with Apple key configured, the code is exchanged at Apple's `/auth/token` and \
             Apple's refresh token kept sealed, so account deletion can revoke it; when Apple refuses the code: 502 `upstream_error`, \
@@ -53,7 +54,8 @@ extension FederationRoutes {
         description:
             "Unlinks the account's identities at `provider` (`apple`, or a configured provider's name); Apple's refresh token for the app "
             + "is revoked at Apple first (502 `upstream_error`, nothing changed, when Apple does not confirm). Needs a recent sign-in, as "
-            + "account deletion does. An account created by an identity provider keeps its last identity: 409 `last_sign_in_method`.",
+            + "account deletion does. An account created by an identity provider keeps its last identity: 409 `last_sign_in_method`. The "
+            + "user's verified email address, when it has one, is mailed a notice.",
         parameters: [.init("provider", in: .path, required: true, "`apple`, or a configured provider's name.")],
         outcomes: [
             .init(200, "The identities were unlinked.", body: UnlinkIdentityResponse.self),

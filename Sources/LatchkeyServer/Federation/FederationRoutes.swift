@@ -10,6 +10,8 @@ struct FederationRoutes {
     let dpop: DPoPVerifier
     let limiter: RateLimiter
     let limits: AbuseLimits
+    /// Tells the user's verified address when a way to sign in is linked or unlinked (nil without email accounts).
+    var accounts: EmailAccountService? = nil
 
     func add(to api: APIRoutes<LatchkeyRequestContext>) {
         let signIn = RouteRequirement<LatchkeyRequestContext>.limited(
@@ -29,6 +31,9 @@ struct FederationRoutes {
             let body = try await request.decode(as: AppleSignInRequest.self, context: context)
             guard !body.identityToken.isEmpty, !body.rawNonce.isEmpty else { throw APIError.badRequest("Send identity_token and raw_nonce.") }
             let signedIn = try await self.federation.signInWithApple(body, linkingTo: context.identity, proof: context.proof)
+            if let bearer = context.identity {
+                await self.accounts?.tellSignInChanged(userID: bearer.userID, "Sign in with Apple was linked to your account: it now signs in too.")
+            }
             return Answer.tokens(signedIn.tokens, status: signedIn.created ? .created : .ok)
         }
         api.add(Self.tokenExchange, requirements: [.proof(self.dpop), signIn]) { request, context in
@@ -46,8 +51,11 @@ struct FederationRoutes {
             let token = try context.requireIdentity()
             let provider = try context.parameters.require("provider")
             try await self.sessions.requireRecentAuthentication(token, proof: context.proof)
-            return Answer(
-                UnlinkIdentityResponse(provider: provider, unlinked: try await self.federation.unlink(provider: provider, fromUser: token.userID)))
+            let unlinked = try await self.federation.unlink(provider: provider, fromUser: token.userID)
+            if unlinked > 0 {
+                await self.accounts?.tellSignInChanged(userID: token.userID, "Your \(provider) sign-in was unlinked from your account.")
+            }
+            return Answer(UnlinkIdentityResponse(provider: provider, unlinked: unlinked))
         }
     }
 }
