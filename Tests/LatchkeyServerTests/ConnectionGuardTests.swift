@@ -43,6 +43,8 @@ import Testing
     @Test(arguments: [
         "GARBAGE\r\n\r\n", "GET /api/v1/health HTTP/1.1\r\nHost latchkey.test\r\n\r\n", "GET /api/v1/health HTTP/9.9\r\n\r\n",
         "GET /api/v1/health HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+        "GET /api/v1/health HTTP/1.1\r\nX: \u{7f}\r\n\r\n", "GET /a\u{e9} HTTP/1.1\r\n\r\n", "G@T / HTTP/1.1\r\n\r\n",
+        "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n",
     ])
     @available(LatchkeyServer 1.0, *)
     func aMalformedFirstHeadIsAnswered400WithTheEnvelopeAndClosed(head: String) async throws {
