@@ -100,6 +100,62 @@ import Testing
         }
     }
 
+    /// A keyless session's refresh token copied off the device: the copy may get the owner's next token once (a late
+    /// presentation looks like a lost answer), but the two cannot take turns: the next late hand-back ends the session, so
+    /// the owner learns of it (signed out) instead of sharing the session silently.
+    @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
+    func aCopiedKeylessRefreshTokenCannotGoOnBesideItsOwner(transport: Transport) async throws {
+        try await withServer(transport) { client, server in
+            let first = try await client.registerDevice()
+            let copied = first.refreshToken
+            let owner = try await client.refresh(first.refreshToken).decode(TokenPairResponse.self)
+            server.clock.advance(by: 60)
+            let stolen = try await client.refresh(copied)
+            #expect(stolen.status == .ok)
+            #expect(try stolen.decode(TokenPairResponse.self).refreshToken == owner.refreshToken)
+            server.clock.advance(by: 900)
+            let ownerLater = try await client.refresh(owner.refreshToken).decode(TokenPairResponse.self)
+            server.clock.advance(by: 60)
+            expectUnauthorized(try await client.refresh(owner.refreshToken), code: .invalidGrant)
+            expectUnauthorized(try await client.refresh(ownerLater.refreshToken), code: .invalidGrant)
+            try await expectRefused(ownerLater.accessToken, by: client)
+        }
+    }
+
+    /// Two refreshes of one app racing with the same token, cycle after cycle, stay within the grace window: none revokes.
+    @available(LatchkeyServer 1.0, *)
+    @Test func concurrentRefreshesOfOneAppKeepWorkingCycleAfterCycle() async throws {
+        try await withServer(.router) { client, server in
+            var current = try await client.registerDevice().refreshToken
+            for _ in 0..<3 {
+                let winner = try await client.refresh(current).decode(TokenPairResponse.self)
+                server.clock.advance(by: Self.withinGrace)
+                let loser = try await client.refresh(current)
+                #expect(loser.status == .ok)
+                #expect(try loser.decode(TokenPairResponse.self).refreshToken == winner.refreshToken)
+                current = winner.refreshToken
+                server.clock.advance(by: 900)
+            }
+        }
+    }
+
+    /// `users/me` shows `last_seen_at` to the day: read with a copied access token, it does not move when the owner
+    /// refreshes, so it cannot tell a thief when to present a copied refresh token within the grace window.
+    @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
+    func lastSeenAtIsShownToTheDaySoACopiedTokenCannotTellWhenTheOwnerRefreshed(transport: Transport) async throws {
+        try await withServer(transport) { client, server in
+            let first = try await client.registerDevice()
+            let before = try #require(try await client.me(first.accessToken).decode(UserProfile.self).devices.first?.lastSeenAt)
+            #expect(before.timeIntervalSince1970.truncatingRemainder(dividingBy: 86_400) == 0)
+            server.clock.advance(by: 600)
+            #expect(try await client.refresh(first.refreshToken).status == .ok)
+            let after = try await client.me(first.accessToken).decode(UserProfile.self).devices.first?.lastSeenAt
+            #expect(after == before)
+        }
+    }
+
     @Test(arguments: Transport.allCases)
     @available(LatchkeyServer 1.0, *)
     func reuseAfterTheGraceWindowIsInvalidGrant(transport: Transport) async throws {

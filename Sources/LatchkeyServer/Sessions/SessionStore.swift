@@ -197,19 +197,29 @@ extension SQLLatchkeyStore: SessionStore {
             }
             return .rotated(session)
         }
-        // Spent before. A successor nobody used means the first answer never arrived: give it again.
+        let presented = try await sql.raw(
+            "SELECT used_at, handed_back FROM refresh_tokens WHERE session_id = \(bind: sessionID) AND token_hash = \(bind: presentedHash)"
+        ).first()
+        let usedAt = try presented?.optionalDate("used_at") ?? now
+        let late = now.timeIntervalSince(usedAt) > graceWindow
+        let handedBack = try presented?.decode(column: "handed_back", as: Int.self) ?? 0
+        // Spent before. A successor nobody used means the first answer never arrived: give it again. Within the grace
+        // window that is one app's concurrent refreshes; later it may as well be a copy presented beside its owner, so the
+        // successor is marked, and a late hand-back of a token itself handed back late (two holders taking turns) is reuse.
         let successor = try await sql.raw(
             "SELECT used_at, expires_at FROM refresh_tokens WHERE session_id = \(bind: sessionID) AND token_hash = \(bind: successorHash)"
         ).first()
-        if let successor, try successor.optionalDate("used_at") == nil, try successor.date("expires_at") > now {
+        if let successor, try successor.optionalDate("used_at") == nil, try successor.date("expires_at") > now,
+            !late || handedBack == 0
+        {
+            if late {
+                try await sql.raw(
+                    "UPDATE refresh_tokens SET handed_back = 1 WHERE session_id = \(bind: sessionID) AND token_hash = \(bind: successorHash)"
+                ).run()
+            }
             return .unclaimedSuccessor(session)
         }
-        let usedAt =
-            try await sql.raw(
-                "SELECT used_at FROM refresh_tokens WHERE session_id = \(bind: sessionID) AND token_hash = \(bind: presentedHash)"
-            ).first()?
-            .optionalDate("used_at") ?? now
-        if now.timeIntervalSince(usedAt) <= graceWindow {
+        if !late {
             return .withinGrace(session)
         }
         try await sql.raw(

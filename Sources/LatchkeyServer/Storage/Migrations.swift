@@ -201,6 +201,14 @@ enum Migrations {
                 "CREATE INDEX email_accounts_email_key ON email_accounts(email_key)",
             ]
         ),
+        (
+            9,
+            [
+                // A refresh token handed back late (a lost answer, or a copy presented beside its owner): a second late
+                // hand-back from it revokes the session.
+                "ALTER TABLE refresh_tokens ADD COLUMN handed_back INTEGER NOT NULL DEFAULT 0"
+            ]
+        ),
     ]
 
     /// Applies every migration not yet recorded, all in one transaction.

@@ -40,10 +40,14 @@ public struct UserService: Sendable {
         return UserProfile(
             userID: stored.user.id, kind: stored.user.kind, createdAt: stored.user.createdAt, tokenKind: token.kind, sessionID: token.sessionID,
             identities: stored.identities.map { UserProfile.Identity(provider: $0.provider, subject: $0.subject, createdAt: $0.createdAt) },
-            devices: stored.devices.map { UserProfile.Device(deviceID: $0.id, createdAt: $0.createdAt, lastSeenAt: $0.lastSeenAt) },
+            devices: stored.devices.map { UserProfile.Device(deviceID: $0.id, createdAt: $0.createdAt, lastSeenAt: $0.lastSeenAt.map(Self.day)) },
             budget: self.budgets.budget(limit: stored.budgetLimit, used: stored.usedBudget), provider: token.provider,
             providerSubject: token.providerSubject, email: stored.email, emailVerified: stored.email.map { _ in stored.emailVerified })
     }
+
+    /// The UTC day `time` falls on: `last_seen_at` is shown to the day, so someone reading `users/me` with a copied access
+    /// token cannot tell when the owner refreshed (the moment to present a copied refresh token within the grace window).
+    static func day(_ time: Date) -> Date { Date(timeIntervalSince1970: (time.timeIntervalSince1970 / 86_400).rounded(.down) * 86_400) }
 
     package func user(id: String) async throws -> UserRecord? { try await self.store.user(id: id) }
     package func devices(ofUser id: String) async throws -> [DeviceRecord] { try await self.store.devices(ofUser: id) }
