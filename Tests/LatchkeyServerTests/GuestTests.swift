@@ -115,4 +115,48 @@ import Testing
             #expect(response.envelope?.error.code == .forbidden)
         }
     }
+
+    @available(LatchkeyServer 1.0, *)
+    @Test func theGuestLimitPerNetworkIsFiftyADayUnlessConfigured() async throws {
+        let defaults = try await LatchkeyConfiguration.load(overrides: [:], configFile: nil).limits.guestPerNetwork
+        #expect((defaults.limit, defaults.window) == (50, 86_400))
+        let off = try await LatchkeyConfiguration.load(overrides: ["limits.guest-per-network": .int(0)], configFile: nil)
+        #expect(off.limits.guestPerNetwork.limit == 0)
+    }
+
+    /// Seed 003 through a proxy: a guest who makes up a new device ID after every five actions still gets at most
+    /// `limits.guest-per-network` (50) admitted actions a day from one client; 0 switches that off.
+    @available(LatchkeyServer 1.0, *)
+    @Test(arguments: [50, 0])
+    func freshDeviceIDsGetAtMostFiftyAdmittedActionsADayPerClient(guestPerNetwork: Int) async throws {
+        try await withServer(
+            .live,
+            configure: { configuration in
+                configuration.authorizationRules = [AuthorizationRule(method: "POST", pathPrefix: "/api/edit", auth: .bearer, meter: "actions")]
+                configuration.limits.trustedProxies = ["127.0.0.1"]
+                configuration.limits.guestPerNetwork.limit = guestPerNetwork
+                configuration.meters = ["actions": Meter(name: "actions", guestLimit: 5, userLimit: 0)]
+            }
+        ) { client, server in
+            func actions(from address: String, count: Int) async throws -> [HTTPResponse.Status] {
+                let device = UUID().uuidString
+                let forwarded: HTTPFields = [HTTPField.Name("X-Device-ID")!: device, HTTPField.Name("X-Forwarded-For")!: address]
+                let token = try await client.send(.post, "/api/v1/auth/guest", headers: forwarded).decode(GuestSessionResponse.self).accessToken
+                var statuses: [HTTPResponse.Status] = []
+                for _ in 0..<count {
+                    var headers = forwarded
+                    headers[HTTPField.Name("X-Original-Method")!] = "POST"
+                    headers[HTTPField.Name("X-Original-URI")!] = "/api/edit"
+                    statuses.append(try await client.send(.get, "/api/v1/authorize", bearer: token, headers: headers).status)
+                }
+                return statuses
+            }
+            for _ in 1...10 { #expect(try await actions(from: "203.0.113.7", count: 5) == Array(repeating: .ok, count: 5)) }
+            let eleventh = try await actions(from: "203.0.113.7", count: 1)
+            #expect(eleventh == [guestPerNetwork == 0 ? .ok : .tooManyRequests])
+            #expect(try await actions(from: "198.51.100.1", count: 1) == [.ok])  // another client
+            server.clock.advance(by: 86_400)
+            #expect(try await actions(from: "203.0.113.7", count: 1) == [.ok])  // a day later
+        }
+    }
 }

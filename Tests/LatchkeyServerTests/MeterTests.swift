@@ -13,9 +13,12 @@ import Testing
     @available(LatchkeyServer 1.0, *)
     static func withBackend<T: Sendable>(
         _ transport: Transport = .router, meter: Meter = Meter(name: "actions", guestLimit: 5, userLimit: 0),
-        _ body: @Sendable (any TestClientProtocol, TestServer) async throws -> T
+        configure: (inout LatchkeyConfiguration) -> Void = { _ in }, _ body: @Sendable (any TestClientProtocol, TestServer) async throws -> T
     ) async throws -> T {
-        let server = try await TestServer.make { $0.meters = [meter.name: meter] }
+        let server = try await TestServer.make {
+            $0.meters = [meter.name: meter]
+            configure(&$0)
+        }
         defer { try? FileManager.default.removeItem(at: server.directory) }
         let router = buildRouter(services: server.services)
         router.group("app")
@@ -118,6 +121,44 @@ import Testing
             }
             #expect(statuses.filter { $0 == .ok }.count == 5)
             #expect(statuses.filter { $0 == .tooManyRequests }.count == 45)
+        }
+    }
+
+    /// Device IDs are the client's to make up, so a guest's actions are also counted per client network
+    /// (`limits.guest-per-network`): an IPv6 client by its /64, whatever device it names; failed actions are not counted.
+    @available(LatchkeyServer 1.0, *)
+    @Test func freshDeviceIDsDoNotEscapeTheGuestLimitPerNetwork() async throws {
+        try await Self.withBackend(
+            .live,
+            configure: { configuration in
+                configuration.limits.trustedProxies = ["127.0.0.1"]
+                configuration.limits.guestPerNetwork.limit = 6
+            }
+        ) { client, _ in
+            func edit(from address: String, device: String, token: String, fail: Bool = false) async throws -> TestResponse {
+                let headers: HTTPFields = [HTTPField.Name("X-Device-ID")!: device, HTTPField.Name("X-Forwarded-For")!: address]
+                return try await client.send(.post, fail ? "/app/edit?fail=1" : "/app/edit", bearer: token, headers: headers)
+            }
+            func guest(from address: String) async throws -> (device: String, token: String) {
+                let device = UUID().uuidString
+                let headers: HTTPFields = [HTTPField.Name("X-Device-ID")!: device, HTTPField.Name("X-Forwarded-For")!: address]
+                let token = try await client.send(.post, "/api/v1/auth/guest", headers: headers).decode(GuestSessionResponse.self).accessToken
+                return (device, token)
+            }
+            let first = try await guest(from: "2001:db8:1:2::1")
+            for _ in 1...5 { #expect(try await edit(from: "2001:db8:1:2::1", device: first.device, token: first.token).status == .ok) }
+            // A new device ID from another address of the same /64: its own meter is fresh, the network's is not.
+            let second = try await guest(from: "2001:db8:1:2::2")
+            #expect(try await edit(from: "2001:db8:1:2::2", device: second.device, token: second.token, fail: true).status == .internalServerError)
+            #expect(try await edit(from: "2001:db8:1:2::2", device: second.device, token: second.token).status == .ok)
+            let held = try await edit(from: "2001:db8:1:2::2", device: second.device, token: second.token)
+            #expect(held.status == .tooManyRequests)
+            #expect(held.envelope?.error.code == .rateLimited)
+            #expect(Self.header(held, "X-RateLimit-Limit") == "6")
+            #expect(Self.header(held, "Retry-After") != nil)
+            // Another network is another client.
+            let other = try await guest(from: "2001:db8:1:3::1")
+            #expect(try await edit(from: "2001:db8:1:3::1", device: other.device, token: other.token).status == .ok)
         }
     }
 

@@ -45,7 +45,8 @@ package func buildAPI(services: LatchkeyServices) -> (router: Router<LatchkeyReq
     EventRoutes(hub: services.events, verifier: verifier, limiter: limiter, limits: limits, configuration: configuration.events).add(to: api)
     AuthorizeRoutes(
         rules: configuration.authorizationRules, meters: configuration.meters, verifier: verifier, limiter: limiter,
-        trustedProxies: limits.trustedProxies, proxy: configuration.authorizeProxy, caseSensitive: configuration.authorizeCaseSensitive
+        trustedProxies: limits.trustedProxies, proxy: configuration.authorizeProxy, caseSensitive: configuration.authorizeCaseSensitive,
+        guestPerNetwork: limits.guestPerNetwork
     ).add(to: api)
     if configuration.admin.enabled && configuration.admin.port == nil { AdminRoutes(services: services).add(to: router) }
     let operations = OperationsRoutes(metrics: services.metrics, token: configuration.metricsToken)

@@ -25,6 +25,8 @@ struct AuthorizeRoutes {
     let proxy: ForwardAuthProxy
     /// `authorize.case-sensitive`: the app behind the proxy routes case for case.
     let caseSensitive: Bool
+    /// `limits.guest-per-network`: a guest's admitted actions on metered rules per client network, across device IDs.
+    let guestPerNetwork: RateLimitPolicy
 
     static let userIDHeader = HTTPField.Name("X-Latchkey-User-Id")!
     static let deviceIDHeader = HTTPField.Name("X-Latchkey-Device-Id")!
@@ -73,7 +75,7 @@ struct AuthorizeRoutes {
                         + "escape), or a `token=query` rule met a repeated `token` parameter."),
                 .unauthorized(), .forbidden("Not a trusted proxy, no rule covers the route, or a guest met a `user` rule."),
                 .init(
-                    429, "The rule's meter is used up; see `Retry-After`.",
+                    429, "The rule's meter is used up, or a guest's client network its `limits.guest-per-network`; see `Retry-After`.",
                     headers: ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After"]),
                 .unavailable,
             ])
@@ -121,7 +123,8 @@ struct AuthorizeRoutes {
         guard let name = rule.meter, let meter = self.meters[name] else { return answer }
         var policy = meter.policy(guest: guest)
         policy.countsOnlySuccesses = false
-        return try await self.limiter.limiting(policy, key: key) { answer }
+        let network = guest ? (self.guestPerNetwork, context.limitKey(of: request, trustedProxies: self.trustedProxies)) : nil
+        return try await self.limiter.metering(policy, key: key, guestNetwork: network) { answer }
     }
 
     /// The token a `bearer` or `user` rule checks: `Authorization: Bearer`, or, when the request has no `Authorization`

@@ -198,7 +198,7 @@ public struct LatchkeyConfiguration: Sendable {
         let policies =
             [
                 limits.registerDevice, limits.registerUser, limits.guest, limits.accessCodeExchange, limits.refresh, limits.refreshFailures,
-                limits.signIn, limits.assets, limits.events,
+                limits.signIn, limits.assets, limits.events, limits.guestPerNetwork,
             ] + self.meters.values.flatMap { [$0.policy(guest: true), $0.policy(guest: false)] } + self.accountLimits.all
         return Dictionary(policies.map { ($0.name, $0.window) }, uniquingKeysWith: max)
     }

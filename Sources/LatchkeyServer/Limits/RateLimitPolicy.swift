@@ -39,7 +39,8 @@ public struct RateLimitPolicy: Sendable, Equatable {
 /// `access-code-exchange.*` (30 per 300 s per client IP), `refresh.*` (30 successful refreshes per 300 s per
 /// session: many phones share one carrier IP), `refresh-failures.*` (60 failed refreshes per 300 s per client
 /// IP), `sign-in.*` (Sign in with Apple and token exchange: 30 per 300 s per client IP), `trusted-proxies`
-/// (comma-separated IP addresses whose `X-Forwarded-For` is believed, and which may ask `GET /api/v1/authorize`).
+/// (comma-separated IP addresses whose `X-Forwarded-For` is believed, and which may ask `GET /api/v1/authorize`),
+/// `guest-per-network` (admitted guest actions on metered routes per client per day, across device IDs: 50; 0 is off).
 /// Client IPs are counted per address for IPv4 and per /64 network for IPv6.
 /// Every attempt counts, whatever its answer, except on refresh (see ``refresh`` and ``refreshFailures``).
 @available(LatchkeyServer 1.0, *)
@@ -63,6 +64,10 @@ public struct AbuseLimits: Sendable, Equatable {
     public var assets = RateLimitPolicy(name: "assets", limit: 300, window: 3600)
     /// Upgrade attempts at `GET /api/v1/events` per client IP: 60 per 300 s (an app reconnects with backoff).
     public var events = RateLimitPolicy(name: "events", limit: 60, window: 300)
+    /// Admitted guest actions on metered routes (``MeterMiddleware``, forward-auth rules with a meter that limits guests)
+    /// per client — an IPv4 address or an IPv6 /64 — per day, whatever device IDs they name: a guest's meter is per
+    /// device, and device IDs are the client's to make up. `limits.guest-per-network` (0 switches it off).
+    public var guestPerNetwork = RateLimitPolicy(name: "guest-per-network", limit: 50, window: 86_400)
     /// Peers whose `X-Forwarded-For` header names the client; nobody else's is believed.
     public var trustedProxies: Set<String> = []
 
@@ -73,6 +78,7 @@ public struct AbuseLimits: Sendable, Equatable {
         var limits = AbuseLimits()
         for keyPath in [
             \AbuseLimits.registerDevice, \.registerUser, \.guest, \.accessCodeExchange, \.refresh, \.refreshFailures, \.signIn, \.assets, \.events,
+            \.guestPerNetwork,
         ] {
             limits[keyPath: keyPath].limit = 0
         }
@@ -90,6 +96,7 @@ public struct AbuseLimits: Sendable, Equatable {
         self.signIn = defaults.signIn.reading(reader)
         self.assets = defaults.assets.reading(reader)
         self.events = defaults.events.reading(reader)
+        self.guestPerNetwork.limit = reader.int(forKey: "guest-per-network", default: defaults.guestPerNetwork.limit)
         self.trustedProxies = Set(reader.stringArray(forKey: "trusted-proxies", default: []))
     }
 }
