@@ -167,6 +167,24 @@ struct EmailAccountSecurityTests {
         }
     }
 
+    /// A code asked for again goes to the owner's own registration, never to one an attacker attached to another user
+    /// after it (whose code, verified by the unsuspecting owner, would hand the attacker's device the address).
+    @available(LatchkeyServer 1.0, *)
+    @Test func aResentCodeIsForTheRegistrationThatCreatedItsUser() async throws {
+        try await withMailServer { client, server, peer in
+            let email = newAddress()
+            let victim = try await client.register(email, Self.password).decode(EmailAccountResponse.self)
+            server.clock.advance(by: 61)
+            let attacker = try await client.registerDevice()
+            #expect(try await client.register(email, Self.attackerPassword, bearer: attacker.accessToken).status == .created)
+            server.clock.advance(by: 61)
+            #expect(try await client.send(.post, "/api/v1/auth/resend-verification", body: EmailAddressRequest(email: email)).status == .accepted)
+            let code = try #require(try await peer.mails(to: email, count: 3).last).code
+            #expect(try await client.verify(email, code: code).decode(EmailAccountResponse.self).userID == victim.userID)
+            #expect(try await client.me(attacker.accessToken).decode(UserProfile.self).email == nil)
+        }
+    }
+
     /// An address attached unverified to an existing user is nobody's: a reset of it is mailed to nobody, so it can
     /// neither verify the attacker's registration nor hand the victim the attacker's account.
     @available(LatchkeyServer 1.0, *)

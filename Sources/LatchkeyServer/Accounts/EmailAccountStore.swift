@@ -92,7 +92,8 @@ struct PasswordRevocation: Sendable {
 /// registration, and whoever verifies the address first removes the other unverified registrations of it.
 @available(LatchkeyServer 1.0, *)
 protocol EmailAccountStore: Sendable {
-    /// The verified account of the address, else its newest unverified registration.
+    /// The verified account of the address, else its newest unverified registration, one that created its user first (an
+    /// address attached to an existing user is the one a pre-hijacker makes, so a resent code never prefers it).
     func emailAccount(key: String) async throws -> EmailAccountRecord?
     /// The account a reset of the address is for: the verified one, else the newest unverified one created with its user
     /// (never an unverified address attached to an existing user).
@@ -156,7 +157,7 @@ extension SQLLatchkeyStore: EmailAccountStore {
     package func emailAccount(key: String) async throws -> EmailAccountRecord? {
         try await self.database.read { sql in
             try await sql.raw(
-                "SELECT * FROM email_accounts WHERE email_key = \(bind: key) ORDER BY (verified_at IS NULL), created_at DESC LIMIT 1"
+                "SELECT * FROM email_accounts WHERE email_key = \(bind: key) ORDER BY (verified_at IS NULL), attached, created_at DESC LIMIT 1"
             ).first().map(Self.emailAccount(from:))
         }
     }
