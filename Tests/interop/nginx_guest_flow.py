@@ -1,8 +1,8 @@
 """Seed 003's guest flow through a real nginx in front of an app, with Latchkey as nginx's auth_request.
 
 Usage: nginx_guest_flow.py NGINX_URL LATCHKEY_URL
-The Latchkey server runs with the rule "POST /api/edit bearer actions" and the default actions meter
-(5 per day for guests). Exits non-zero with a message on the first failed check."""
+The Latchkey server runs with the rules "POST /api/edit bearer actions" and "* /public public" and the default
+actions meter (5 per day for guests). Exits non-zero with a message on the first failed check."""
 import json
 import sys
 import urllib.error
@@ -41,6 +41,17 @@ status, _, _ = call("POST", nginx + "/api/edit", {"X-Device-ID": device, "X-Orig
 check(status == 401, f"a client's own X-Original-URI changes nothing (got {status})")
 status, _, _ = call("POST", nginx + "/api/editor", {"X-Device-ID": device}, b"{}")
 check(status == 403, f"/api/editor is not covered by the /api/edit rule (got {status})")
+
+# /public passes anyone; an encoded slash or backslash never escapes into it: nginx hands $request_uri on as sent,
+# and an app that decodes %2F would serve /public/..%2Fapi/edit as /api/edit, with no identity.
+status, _, body = call("POST", nginx + "/public/terms", {"X-Device-ID": device}, b"{}")
+check(status == 200 and json.loads(body)["kind"] is None, f"/public passes without a token or identity (got {status})")
+for path in ("/public/..%2Fapi/edit", "/public/..%2fapi%2fedit", "/api%2Fedit", "/public/..%5Capi/edit"):
+    status, _, body = call("POST", nginx + path, {"X-Device-ID": device}, b"{}")
+    check(status == 400, f"{path} is refused, never passed as public (got {status}: {body[:120]!r})")
+# Another case of the protected path gets its rule (the app may route case-insensitively).
+status, _, _ = call("POST", nginx + "/API/Edit", {"X-Device-ID": device}, b"{}")
+check(status == 401, f"/API/Edit needs a token as /api/edit does (got {status})")
 
 headers = {"Authorization": "Bearer " + token, "X-Device-ID": device, "Content-Type": "application/json"}
 for attempt in range(1, 6):
