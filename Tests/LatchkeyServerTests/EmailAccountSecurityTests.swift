@@ -261,6 +261,24 @@ struct EmailAccountSecurityTests {
         }
     }
 
+    /// Support's `latchkey users set-password` (a real process) gives the account back whole too: every session and device
+    /// credential ends, and the verified address is told.
+    @available(LatchkeyServer 1.0, *)
+    @Test func setPasswordSignsOutEveryDeviceAndTellsTheAddress() async throws {
+        try await withMailServer { client, server, peer in
+            let device = try await client.registerDevice()
+            let email = newAddress()
+            _ = try await client.verifiedAccount(email, Self.password, peer: peer, bearer: device.accessToken)
+            let run = try await AccountCLITests.cli(server, input: Self.newPassword + "\n", "users", "set-password", device.userID)
+            #expect(run.exitCode == 0, "\(run)")
+            #expect(run.stdout.contains("revoked 2 session(s) and signed out 1 device(s)"), "\(run)")
+            let back = try await client.send(
+                .post, "/api/v1/auth/register-device", body: RegisterDeviceRequest(deviceID: device.userID, deviceSecret: device.deviceSecret))
+            #expect(back.envelope?.error.code == .invalidDeviceSecret)
+            #expect(try await Self.subjects(to: email, peer: peer, count: 2).last == "Security notice: your Latchkey sign-in changed")
+        }
+    }
+
     // MARK: 8. No enumeration at registration
 
     /// A registration of an address another account verified answers as any other (201, check your mail); the owner is

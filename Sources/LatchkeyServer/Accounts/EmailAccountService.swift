@@ -259,7 +259,8 @@ package final class EmailAccountService: Sendable {
         }
     }
 
-    /// Support: sets the user's password (prompted by the CLI), ending every session and device credential of the user.
+    /// Support: sets the user's password (prompted by the CLI), ending every session and device credential of the user;
+    /// the verified address is told.
     package func setPassword(userID: String, password: String) async throws -> (sessions: Int, devices: Int) {
         guard let account = try await self.store.emailAccount(userID: userID) else {
             throw ServiceError.notFound("User \(userID) has no email account.")
@@ -269,8 +270,8 @@ package final class EmailAccountService: Sendable {
         let hash = try await self.pool.hash(normalized)
         guard
             let revoked = try await self.store.setPasswordHash(
-                userID: userID, hash: hash, expectedHash: nil, revokingSessionsExcept: nil, keepingDeviceKey: nil, notice: nil, reason: "admin",
-                at: self.clock.now())
+                userID: userID, hash: hash, expectedHash: nil, revokingSessionsExcept: nil, keepingDeviceKey: nil,
+                notice: try self.notice("Support set a new password for your account.", to: account), reason: "admin", at: self.clock.now())
         else { throw ServiceError.notFound("User \(userID) has no email account.") }
         self.cache.invalidate(sessionIDs: revoked.sessions)
         return (revoked.sessions.count, revoked.devices)
