@@ -23,6 +23,47 @@ import Testing
         return (first, second)
     }
 
+    /// `logout global` dooms a keyless device's secret: the device's next `register-device` with it answers a new secret,
+    /// and the old one dies (someone who copied it can no longer sign the device back in unnoticed).
+    @Test(arguments: Transport.allCases)
+    @available(LatchkeyServer 1.0, *)
+    func logoutGlobalRotatesTheDeviceSecretAtTheNextRegistration(transport: Transport) async throws {
+        try await withServer(transport) { client, _ in
+            let deviceID = UUID()
+            let first = try await client.registerDevice(deviceID)
+            let oldSecret = try #require(first.deviceSecret)
+            let response = try await client.send(.post, Self.logout, bearer: first.accessToken, json: #"{"scope":"global"}"#)
+            #expect(response.status == .ok)
+            func register(_ secret: String) async throws -> TestResponse {
+                try await client.send(
+                    .post, "/api/v1/auth/register-device", body: RegisterDeviceRequest(deviceID: deviceID.uuidString, deviceSecret: secret))
+            }
+            let again = try await register(oldSecret)
+            #expect(again.status == .ok)
+            let newSecret = try #require(try again.decode(TokenPairResponse.self).deviceSecret)
+            #expect(newSecret != oldSecret)
+            let refused = try await register(oldSecret)
+            #expect(refused.status == .unauthorized)
+            #expect(refused.envelope?.error.code == .invalidDeviceSecret)
+            let later = try await register(newSecret)
+            #expect(later.status == .ok)
+            #expect(try later.decode(TokenPairResponse.self).deviceSecret == nil)
+        }
+    }
+
+    @available(LatchkeyServer 1.0, *)
+    @Test func logoutOfOneSessionKeepsTheDeviceSecret() async throws {
+        try await withServer(.router) { client, _ in
+            let deviceID = UUID()
+            let first = try await client.registerDevice(deviceID)
+            #expect(try await client.send(.post, Self.logout, bearer: first.accessToken).status == .ok)
+            let again = try await client.send(
+                .post, "/api/v1/auth/register-device", body: RegisterDeviceRequest(deviceID: deviceID.uuidString, deviceSecret: first.deviceSecret))
+            #expect(again.status == .ok)
+            #expect(try again.decode(TokenPairResponse.self).deviceSecret == nil)
+        }
+    }
+
     @Test(arguments: Transport.allCases)
     @available(LatchkeyServer 1.0, *)
     func logoutWithoutABodyEndsOnlyTheCallersSession(transport: Transport) async throws {

@@ -36,7 +36,7 @@ struct DeviceRoutes {
             `device_secret`, registers again only with a proof made by that key (over the server nonce), and its sessions are bound to \
             the key, so its refresh tokens are worthless without it. A device without a key gets 201 and a `device_secret`, shown only \
             this once; registering that device again needs it (a proof sent along binds the device to its key from then on) and answers \
-            200. With `tokens.dpop` set to `required`, a registration without a proof is 400 `invalid_dpop_proof`.
+            200 (after a `logout global`, with a new `device_secret`: keep it, the old one no longer works). With `tokens.dpop` set to `required`, a registration without a proof is 400 `invalid_dpop_proof`.
 
             A device UUID alone never gets tokens for a registered device (it travels in `X-Device-ID` headers): when neither the \
             device's key nor its secret is proven the answer is 401 `invalid_device_secret`; when the UUID belongs to a user created by \

@@ -47,8 +47,14 @@ package struct DeviceService: Sendable {
                 }
             }
             let (session, refreshToken) = self.sessions.makeSession(userID: existing.userID, deviceID: deviceID, proof: proof)
-            try await self.store.signInDevice(deviceID, session: session)
-            return (try await self.sessions.tokenPair(session, refreshToken: refreshToken), false)
+            // A secret `logout global` doomed is replaced now: this answer carries the new one, and the old one dies.
+            let next = Secret.generate()
+            let secret = existing.keyThumbprint == nil && proof == nil ? (presented: existing.secretHash, next: Secret.hash(next)) : nil
+            switch try await self.store.signInDevice(deviceID, session: session, secret: secret) {
+            case .secretChanged: throw ServiceError.invalidDeviceSecret
+            case .secretRotated: return (try await self.sessions.tokenPair(session, refreshToken: refreshToken, deviceSecret: next), false)
+            case .signedIn: return (try await self.sessions.tokenPair(session, refreshToken: refreshToken), false)
+            }
         }
     }
 

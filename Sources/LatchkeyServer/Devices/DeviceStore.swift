@@ -13,6 +13,17 @@ package enum DeviceRegistration: Sendable, Equatable {
     case deletedID
 }
 
+/// What signing a known device in did.
+@available(LatchkeyServer 1.0, *)
+package enum DeviceSignIn: Sendable, Equatable {
+    /// The session was started.
+    case signedIn
+    /// The session was started and the device's secret, doomed by `logout global`, replaced by the one given.
+    case secretRotated
+    /// The secret presented is no longer the device's (rotated or reset meanwhile); nothing was written.
+    case secretChanged
+}
+
 /// Registered devices.
 @available(LatchkeyServer 1.0, *)
 package protocol DeviceStore: Sendable {
@@ -20,14 +31,23 @@ package protocol DeviceStore: Sendable {
     /// Creates the device's user (whose ID is the device ID), the device and its first session at once.
     func registerNewDevice(_ device: DeviceRecord, session: NewSession) async throws -> DeviceRegistration
     /// Starts `session` for the known device `deviceID`, which is bound from now on to the key of `session`'s proof
-    /// when it had none; one transaction.
-    func signInDevice(_ deviceID: String, session: NewSession) async throws
+    /// when it had none; one transaction. With `secret` (a keyless device that proved itself with the secret whose hash is
+    /// `presented`), that secret must still be the device's, and when `logout global` doomed it, `next` replaces it.
+    func signInDevice(_ deviceID: String, session: NewSession, secret: (presented: String, next: String)?) async throws -> DeviceSignIn
     /// Support: gives the device a new secret hash, forgets its key and revokes its sessions; returns the revoked
     /// sessions' IDs, or nil when there is no such device.
     func resetDevice(id: String, secretHash: String, at time: Date) async throws -> [String]?
     /// Whether `id` names a device Latchkey knows: one registered with `auth/register-device`, or the device user of
     /// `users/register` (whose ID is the device's). Deleted users' devices are not known.
     func isKnownDevice(id: String) async throws -> Bool
+}
+
+@available(LatchkeyServer 1.0, *)
+extension DeviceStore {
+    /// ``signInDevice(_:session:secret:)`` without a secret to check (a device that proved its key).
+    func signInDevice(_ deviceID: String, session: NewSession) async throws {
+        _ = try await self.signInDevice(deviceID, session: session, secret: nil)
+    }
 }
 
 @available(LatchkeyServer 1.0, *)
@@ -74,9 +94,26 @@ extension SQLLatchkeyStore: DeviceStore {
         }
     }
 
-    package func signInDevice(_ deviceID: String, session: NewSession) async throws {
+    package func signInDevice(_ deviceID: String, session: NewSession, secret: (presented: String, next: String)?) async throws -> DeviceSignIn {
         defer { self.profiles.invalidate(userID: session.userID) }
-        try await self.database.transaction { sql in
+        return try await self.database.transaction { sql in
+            var outcome = DeviceSignIn.signedIn
+            if let secret {
+                // Conditional, so of two sign-ins with a doomed secret one rotates it and the other finds it changed.
+                let rotated = try await sql.raw(
+                    """
+                    UPDATE devices SET secret_hash = \(bind: secret.next), secret_rotation_due = 0
+                    WHERE id = \(bind: deviceID) AND secret_hash = \(bind: secret.presented) AND secret_rotation_due = 1 RETURNING id
+                    """
+                ).first()
+                if rotated != nil {
+                    outcome = .secretRotated
+                } else if try await sql.raw("SELECT id FROM devices WHERE id = \(bind: deviceID) AND secret_hash = \(bind: secret.presented)").first()
+                    == nil
+                {
+                    return .secretChanged
+                }
+            }
             if let thumbprint = session.proof?.thumbprint {
                 try await sql.raw(
                     "UPDATE devices SET key_thumbprint = \(bind: thumbprint) WHERE id = \(bind: deviceID) AND key_thumbprint IS NULL"
@@ -84,6 +121,7 @@ extension SQLLatchkeyStore: DeviceStore {
             }
             try await sql.raw("UPDATE devices SET last_seen_at = \(bind: session.createdAt.stored) WHERE id = \(bind: deviceID)").run()
             try await Self.insert(session, on: sql)
+            return outcome
         }
     }
 

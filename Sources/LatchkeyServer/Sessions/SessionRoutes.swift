@@ -83,7 +83,9 @@ extension SessionRoutes {
         description:
             "Ends sessions of the calling user: `local` (the default, also for an empty body) the presented token's, `global` every one, "
             + "`others` every one but the presented token's. Their refresh tokens stop working and their access tokens are refused at once "
-            + "here (and by other processes as soon as they read the revocation feed). Needs a session's access token.",
+            + "here (and by other processes as soon as they read the revocation feed). `global` also dooms the secret of each of the user's "
+            + "keyless devices: the device's next `register-device` with it answers a new `device_secret`, and the old one stops working. "
+            + "Needs a session's access token.",
         requestBody: LogoutRequest.self, requestBodyOptional: true, requestExample: #"{"scope": "local"}"#,
         outcomes: [.init(200, "The sessions were ended.", body: LogoutResponse.self), .badRequest(), .tooLarge, .unavailable])
 }

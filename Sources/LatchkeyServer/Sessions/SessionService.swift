@@ -151,7 +151,7 @@ package struct SessionService: Sendable {
         case .local:
             revoked = try await self.store.revokeSession(id: sessionID, reason: "logout", at: now) ? [sessionID] : []
         case .global:
-            revoked = try await self.store.revokeSessions(ofUser: token.userID, keeping: nil, reason: "logout_global", at: now)
+            revoked = try await self.store.logOutEverywhere(userID: token.userID, at: now)
             self.cache.userSignedOut(token.userID)
         case .others:
             revoked = try await self.store.revokeSessions(ofUser: token.userID, keeping: sessionID, reason: "logout_others", at: now)

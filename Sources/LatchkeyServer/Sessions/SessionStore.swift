@@ -82,6 +82,9 @@ package protocol SessionStore: SessionLookup {
     func revokeSessions(ofUser userID: String, keeping: String?, reason: String, at time: Date) async throws -> [String]
     /// Revokes one session; returns whether it was live.
     func revokeSession(id: String, reason: String, at time: Date) async throws -> Bool
+    /// `logout global`: revokes every live session of the user and dooms the secrets of its keyless devices (each is
+    /// replaced at the device's next `register-device`), in one transaction; returns the revoked sessions' IDs.
+    func logOutEverywhere(userID: String, at time: Date) async throws -> [String]
     /// Spends `proof`'s `jti` on its own (a proof standing in for a recent sign-in); ``DPoPRejection/replayed`` when it
     /// was spent before.
     func spendProof(_ proof: VerifiedProof) async throws
@@ -250,6 +253,13 @@ extension SQLLatchkeyStore: SessionStore {
     package func revokeSession(id: String, reason: String, at time: Date) async throws -> Bool {
         try await self.database.transaction { sql in
             try await !Self.revokeSessions(where: "id = \(bind: id)", reason: reason, at: time, on: sql).isEmpty
+        }
+    }
+
+    package func logOutEverywhere(userID: String, at time: Date) async throws -> [String] {
+        try await self.database.transaction { sql in
+            try await sql.raw("UPDATE devices SET secret_rotation_due = 1 WHERE user_id = \(bind: userID) AND key_thumbprint IS NULL").run()
+            return try await Self.revokeSessions(where: "user_id = \(bind: userID)", reason: "logout_global", at: time, on: sql)
         }
     }
 

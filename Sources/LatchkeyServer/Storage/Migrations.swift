@@ -209,6 +209,13 @@ enum Migrations {
                 "ALTER TABLE refresh_tokens ADD COLUMN handed_back INTEGER NOT NULL DEFAULT 0"
             ]
         ),
+        (
+            10,
+            [
+                // `logout global` dooms a keyless device's secret: the device's next `register-device` with it gets a new one.
+                "ALTER TABLE devices ADD COLUMN secret_rotation_due INTEGER NOT NULL DEFAULT 0"
+            ]
+        ),
     ]
 
     /// Applies every migration not yet recorded, all in one transaction.
