@@ -142,6 +142,7 @@ struct Reset: AsyncParsableCommand {
         try await self.options.run { session in
             let changed = try await reset(session, password)
             var result: [String: Any] = ["user_id": changed.userID, "revoked_sessions": changed.revokedSessions]
+            if let devices = changed.revokedDevices { result["revoked_devices"] = devices }
             if case .signedOut(reason: .revoked) = await session.state { result["state"] = Output.name(of: .signedOut()) }
             Output.print(result, json: self.options.json)
         }

@@ -62,12 +62,24 @@ struct AccessCodeCommand: AsyncParsableCommand {
         var id: String
 
         func run() async throws {
-            let (record, sessions) = try await withAudit(
-                self.options, AuditAction.accessCodeRevoke, { ("code \($0.code.id)", "user \($0.code.userID), \($0.revokedSessions) sessions ended") }
+            typealias Revoked = (code: AccessCodeRecord, revokedSessions: Int, account: EmailAccountRecord?)
+            let revoked: Revoked = try await withAudit(
+                self.options, AuditAction.accessCodeRevoke,
+                { (revoked: Revoked) in ("code \(revoked.code.id)", "user \(revoked.code.userID), \(revoked.revokedSessions) sessions ended") }
             ) { services in
-                try await services.accessCodes.revoke(id: self.id.lowercased())
+                let (code, sessions) = try await services.accessCodes.revoke(id: self.id.lowercased())
+                return (code, sessions, try await services.accounts.account(userID: code.userID))
             }
-            print("revoked access code \(record.id) for user \(record.userID) (\(sessions) sessions exchanged from it ended)")
+            let record = revoked.code
+            print("revoked access code \(record.id) for user \(record.userID) (\(revoked.revokedSessions) sessions exchanged from it ended)")
+            // A session exchanged from a code can add no way to sign in; an address added since the code was issued is
+            // listed anyway, so support can tell whether its holder could have (before that rule, or through another session).
+            if let account = revoked.account, account.createdAt >= record.createdAt {
+                let state = account.verifiedAt == nil ? "not verified" : "verified"
+                print(
+                    "note: the user got the email address \(account.email) (\(state)) on \(account.createdAt.iso8601), after this code was issued; "
+                        + "if the code's holder added it, remove it with: latchkey users unset-email \(record.userID)")
+            }
         }
     }
 }

@@ -142,6 +142,20 @@ struct EmailAccountSecurityTests {
         }
     }
 
+    /// Revoking an access code lists an address the user got after the code was issued, for support to remove.
+    @available(LatchkeyServer 1.0, *)
+    @Test func revokingAnAccessCodeListsAnAddressAddedSinceItWasIssued() async throws {
+        try await withMailServer { client, server, peer in
+            let device = try await client.registerDevice()
+            let (_, record) = try await server.services.accessCodes.issue(userID: device.userID, expiresIn: nil, note: nil)
+            let email = newAddress()
+            #expect(try await client.register(email, Self.password, bearer: device.accessToken).status == .created)
+            let run = try await AccountCLITests.cli(server, "access-code", "revoke", record.id)
+            #expect(run.exitCode == 0, "\(run)")
+            #expect(run.stdout.contains(email) && run.stdout.contains("latchkey users unset-email \(device.userID)"), "\(run)")
+        }
+    }
+
     // MARK: 2. Account pre-hijacking
 
     /// The attacker attaches the victim's address to the attacker's device user. Unverified, it blocks nothing: the
