@@ -34,7 +34,10 @@ struct Latchkey: AsyncParsableCommand {
 /// Options every command shares: where the database is and how to read configuration.
 @available(LatchkeyServer 1.0, *)
 struct DatabaseOptions: ParsableArguments {
-    @Option(help: "SQLite database file, or postgres://user:password@host:port/db (env LATCHKEY_DATABASE; default ./latchkey.sqlite).")
+    @Option(
+        help:
+            "SQLite database file, or postgres://user@host:port/db (env LATCHKEY_DATABASE; default ./latchkey.sqlite). A URL with a password goes in LATCHKEY_DATABASE or the --config file, never here: arguments show in the process list."
+    )
     var database: String?
 
     @Option(help: "JSON configuration file (env LATCHKEY_CONFIG).")
@@ -42,6 +45,16 @@ struct DatabaseOptions: ParsableArguments {
 
     @Option(help: "Public URL of the server, used as token issuer (env LATCHKEY_PUBLIC_URL).")
     var publicURL: String?
+
+    func validate() throws {
+        // Every user of the machine can read a process's arguments (`ps`): a password is read from a file or the
+        // environment only.
+        if let database, PostgresLatchkeyDatabase.Location.isPostgres(database), URLComponents(string: database)?.password != nil {
+            throw ValidationError(
+                "--database must not carry a password (arguments show in the process list): "
+                    + "put the URL in LATCHKEY_DATABASE or in the --config file.")
+        }
+    }
 
     func load(extra: [String: ConfigContent?] = [:]) async throws -> LatchkeyConfiguration {
         var overrides: [String: ConfigContent] = [:]

@@ -107,6 +107,20 @@ struct CLITests {
         }
     }
 
+    /// A PostgreSQL password on the command line would show in the process list: refused, without echoing it.
+    @available(LatchkeyServer 1.0, *)
+    @Test func aDatabaseURLWithAPasswordIsRefusedOnTheCommandLine() async throws {
+        let directory = FileManager.default.temporaryDirectory
+        for command in [["users", "list"], ["serve"]] {
+            let run = try await LatchkeyCLI.run(
+                command + ["--database", "postgres://latchkey:hunter2-secret@127.0.0.1:1/latchkey"], masterKey: TestServer.masterKey,
+                workingDirectory: directory)
+            #expect(run.exitCode == 64, "\(run)")
+            #expect(run.stderr.contains("LATCHKEY_DATABASE"), "\(run.stderr)")
+            #expect(!run.stderr.contains("hunter2") && !run.stdout.contains("hunter2"))
+        }
+    }
+
     @available(LatchkeyServer 1.0, *)
     @Test func issuingForAnUnknownUserFailsNamingTheUser() async throws {
         try await self.withLiveServer { _, server in
