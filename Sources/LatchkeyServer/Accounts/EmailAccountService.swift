@@ -127,10 +127,7 @@ package final class EmailAccountService: Sendable {
         // Counted before the hash is checked, so concurrent wrong passwords cannot all be tried (limits.login-failures).
         let (account, verification): (EmailAccountRecord?, PasswordHasher.Verification) = try await self.limiter.attempting(
             self.limits.loginFailures, key: key, refusal: self.tooManyAttempts(until:), failed: { $0.0 == nil || $0.1 == .invalid }
-        ) {
-            let account = try await self.store.emailAccount(key: key)
-            return (account, try await self.pool.verify(normalized, against: account?.passwordHash))
-        }
+        ) { try await self.signInCandidate(key: key, password: normalized) }
         guard let account, verification != .invalid else { throw AccountError.invalidCredentials }
         guard account.verifiedAt != nil else { throw AccountError.emailNotVerified }
         if verification == .validNeedsRehash {
@@ -139,6 +136,23 @@ package final class EmailAccountService: Sendable {
                 userID: account.userID, hash: hash, expectedHash: account.passwordHash, revokingSessionsExcept: nil, reason: "", at: self.clock.now())
         }
         return try await self.sessions.startSession(userID: account.userID, deviceID: nil, proof: proof)
+    }
+
+    /// The account an address and password sign in to, and how the password matched. An address another account verified
+    /// may also have an unverified registration (stored so that registering never says the address is taken): a password
+    /// that is not the owner's but that registration's answers as for an address nobody verified, `email_not_verified`.
+    /// Wherever an unverified registration is looked at, two hashes are checked (the second a dummy when there is no
+    /// second candidate), so the time does not tell a taken address from a free one either.
+    private func signInCandidate(key: String, password: String) async throws -> (EmailAccountRecord?, PasswordHasher.Verification) {
+        let account = try await self.store.emailAccount(key: key)
+        let verification = try await self.pool.verify(password, against: account?.passwordHash)
+        guard let owner = account, owner.verifiedAt != nil else {
+            if account != nil { _ = try await self.pool.verify(password, against: nil) }
+            return (account, verification)
+        }
+        guard verification == .invalid, let pending = try await self.store.pendingRegistration(key: key) else { return (owner, verification) }
+        let pendingVerification = try await self.pool.verify(password, against: pending.passwordHash)
+        return pendingVerification == .invalid ? (owner, verification) : (pending, pendingVerification)
     }
 
     /// 429 `too_many_attempts` until `resetAt`, when the oldest counted failure leaves the window.

@@ -95,6 +95,8 @@ protocol EmailAccountStore: Sendable {
     /// The verified account of the address, else its newest unverified registration, one that created its user first (an
     /// address attached to an existing user is the one a pre-hijacker makes, so a resent code never prefers it).
     func emailAccount(key: String) async throws -> EmailAccountRecord?
+    /// The address's newest unverified registration (one that created its user first), if any.
+    func pendingRegistration(key: String) async throws -> EmailAccountRecord?
     /// The account a reset of the address is for: the verified one, else the newest unverified one created with its user
     /// (never an unverified address attached to an existing user).
     func resettableAccount(key: String) async throws -> EmailAccountRecord?
@@ -158,6 +160,14 @@ extension SQLLatchkeyStore: EmailAccountStore {
         try await self.database.read { sql in
             try await sql.raw(
                 "SELECT * FROM email_accounts WHERE email_key = \(bind: key) ORDER BY (verified_at IS NULL), attached, created_at DESC LIMIT 1"
+            ).first().map(Self.emailAccount(from:))
+        }
+    }
+
+    func pendingRegistration(key: String) async throws -> EmailAccountRecord? {
+        try await self.database.read { sql in
+            try await sql.raw(
+                "SELECT * FROM email_accounts WHERE email_key = \(bind: key) AND verified_at IS NULL ORDER BY attached, created_at DESC LIMIT 1"
             ).first().map(Self.emailAccount(from:))
         }
     }
