@@ -47,16 +47,16 @@ struct Redeem: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Check an access code with /validate-token and keep it as this app's bearer.",
         discussion:
-            "Register the user first (`latchkey-device call POST /api/v1/users/register --auth none --register-user`), then have support run `latchkey access-code issue --user-id <device id>`."
+            "Register the user first (`latchkey-device call POST /api/v1/users/register --auth none --register-user`), then have support run `latchkey access-code issue --user-id <device id>`. The code (a JWT) is read from standard input's first line, never an argument: `printf '%s\\n' \"$CODE\" | latchkey-device redeem`."
     )
     @OptionGroup var options: DeviceOptions
-    @Argument(help: "The access code (a JWT).") var code: String
     @Flag(help: "Trade the code for a session with a refresh token instead of using it directly.") var exchange = false
     @Flag(help: "Accept a code for another user than this device.") var anyUser = false
 
     func run() async throws {
+        let code = try StandardInput.firstLine(naming: "access code")
         try await self.options.run(configure: { $0.requireAccessCodeForThisDevice = !self.anyUser }) { session in
-            let signedIn = try await session.redeemAccessCode(self.code, exchange: self.exchange)
+            let signedIn = try await session.redeemAccessCode(code, exchange: self.exchange)
             Output.print(Output.describe(.signedIn(signedIn), deviceID: try await session.deviceID()), json: self.options.json)
         }
     }
@@ -66,18 +66,18 @@ struct Apple: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Sign in with Apple (POST /auth/apple), linking this device's user when its session is in use.",
         discussion:
-            "--nonce is the raw nonce whose SHA-256 (lowercase hex) was the nonce of the Apple request. Exit 3 when the token or nonce is refused, 1 when the Apple ID belongs to another user, 5 when Apple refused the code."
+            "Standard input's first line is the identity token (a JWT) from Apple, its second line (optional) the authorization code: never arguments, which the process list shows. --nonce is the raw nonce whose SHA-256 (lowercase hex) was the nonce of the Apple request. Exit 3 when the token or nonce is refused, 1 when the Apple ID belongs to another user, 5 when Apple refused the code."
     )
     @OptionGroup var options: DeviceOptions
-    @Option(help: "The identity token (a JWT) from Apple.") var identityToken: String
     @Option(help: "The raw nonce.") var nonce: String
-    @Option(help: "The authorization code from Apple.") var code: String?
     @Flag(help: "Sign in as the Apple ID's own user even when this device's session is in use.") var noLink = false
 
     func run() async throws {
+        let identityToken = try StandardInput.firstLine(naming: "identity token")
+        let code = readLine(strippingNewline: true).flatMap { $0.isEmpty ? nil : $0 }
         try await self.options.run { session in
             let signedIn = try await session.signInWithApple(
-                identityToken: self.identityToken, rawNonce: self.nonce, authorizationCode: self.code, linkingCurrentUser: !self.noLink)
+                identityToken: identityToken, rawNonce: self.nonce, authorizationCode: code, linkingCurrentUser: !self.noLink)
             Output.print(Output.describe(.signedIn(signedIn), deviceID: try await session.deviceID()), json: self.options.json)
         }
     }

@@ -207,7 +207,7 @@ struct LatchkeyDeviceCommandTests {
             let deviceID = try await app.registerUser()
             let code = try await server.services.accessCodes.issue(userID: deviceID, expiresIn: 3600, note: "test").code
 
-            let redeem = try await app.run("redeem", code)
+            let redeem = try await app.run(input: code + "\n", "redeem")
             #expect(redeem.exitCode == 0, "\(redeem)")
             let status = try await app.json("status")
             #expect(status.result.exitCode == 0, "\(status.result)")
@@ -226,7 +226,7 @@ struct LatchkeyDeviceCommandTests {
             _ = try await server.services.users.register(userID: otherUser)
             let code = try await server.services.accessCodes.issue(userID: otherUser, expiresIn: 3600, note: nil).code
 
-            let redeem = try await app.run("redeem", code)
+            let redeem = try await app.run(input: code + "\n", "redeem")
             #expect(redeem.exitCode == 3, "\(redeem)")
             #expect(redeem.stderr == "error: This access code belongs to another device.\n", "\(redeem)")
             #expect(try app.credentials()?.session == nil)
@@ -237,7 +237,7 @@ struct LatchkeyDeviceCommandTests {
     @Test func redeemingSomethingThatIsNotACodeExits3SayingItIsNotValid() async throws {
         try await DeviceApp.run { app, _ in
             _ = try await app.registerUser()
-            let redeem = try await app.run("redeem", "not-a-code")
+            let redeem = try await app.run(input: "not-a-code\n", "redeem")
             #expect(redeem.exitCode == 3, "\(redeem)")
             #expect(redeem.stderr.contains("not valid"), "\(redeem)")
         }
@@ -250,7 +250,7 @@ struct LatchkeyDeviceCommandTests {
         try await DeviceApp.run { app, server in
             let deviceID = try await app.registerUser()
             let code = try await server.services.accessCodes.issue(userID: deviceID, expiresIn: 3600, note: nil).code
-            #expect(try await app.run("redeem", code).exitCode == 0)
+            #expect(try await app.run(input: code + "\n", "redeem").exitCode == 0)
 
             let refresh = try await app.run("refresh")
             let status = try await app.run("status")
@@ -270,6 +270,20 @@ struct LatchkeyDeviceCommandTests {
             let run = try await app.run("frobnicate")
             #expect(run.exitCode == 2, "\(run)")
             #expect(run.stderr.contains("Usage:"), "\(run)")
+        }
+    }
+
+    /// Secrets are read from standard input, never taken as arguments (the process list shows those to every user).
+    @available(LatchkeyServer 1.0, *)
+    @Test func anAccessCodeOrAppleTokenGivenAsAnArgumentIsAUsageErrorAndStoresNothing() async throws {
+        try await DeviceApp.run { app, server in
+            let deviceID = try await app.registerUser()
+            let code = try await server.services.accessCodes.issue(userID: deviceID, expiresIn: 3600, note: nil).code
+            let redeem = try await app.run("redeem", code)
+            #expect(redeem.exitCode == 2, "\(redeem)")
+            #expect(try await app.json("status").object["kind"] as? String != "access_code")
+            let apple = try await app.run(input: "", "apple", "--identity-token", "eyJ.token", "--nonce", "n")
+            #expect(apple.exitCode == 2, "\(apple)")
         }
     }
 
