@@ -78,10 +78,10 @@ final class ConsoleBrowser: @unchecked Sendable {
 struct AdminConsoleTests {
     @available(LatchkeyServer 1.0, *)
     static func withConsole(
-        _ configure: @escaping (inout LatchkeyConfiguration) -> Void = { _ in },
+        clock: ManualClock = ManualClock(), _ configure: @escaping (inout LatchkeyConfiguration) -> Void = { _ in },
         _ body: @Sendable @escaping (ConsoleBrowser, any TestClientProtocol, TestServer) async throws -> Void
     ) async throws {
-        let server = try await TestServer.make { configuration in
+        let server = try await TestServer.make(clock: clock) { configuration in
             configuration.admin.enabled = true
             configuration.email.argon2Memory = 64
             configuration.email.argon2Iterations = 1
@@ -92,6 +92,9 @@ struct AdminConsoleTests {
 
     @available(LatchkeyServer 1.0, *)
     static let pages = ["/admin", "/admin/users", "/admin/access-codes", "/admin/keys", "/admin/audit"]
+
+    /// The password ``ConsoleBrowser/setUp(_:email:password:)`` sets.
+    static let password = "a long admin passphrase"
 
     @available(LatchkeyServer 1.0, *)
     @Test func theConsoleIsOffUnlessEnabled() async throws {
@@ -291,6 +294,92 @@ struct AdminConsoleTests {
         }
     }
 
+    /// Deleting a user, rotating the signing key and issuing an access code need the password entered again: a session
+    /// cookie alone (a stolen one, a browser left open) does none of them, and a refused one changes nothing.
+    @available(LatchkeyServer 1.0, *)
+    @Test func deletingRotatingAndIssuingNeedThePasswordAgain() async throws {
+        try await Self.withConsole { browser, client, server in
+            try await browser.setUp(server)
+            let device = try await client.registerDevice()
+            let userPage = "/admin/users/\(device.userID)"
+            let actions = [
+                ("\(userPage)/delete", "\(userPage)/delete", [(String, String)]()), ("/admin/keys/rotate", "/admin/keys", []),
+                ("\(userPage)/access-codes", userPage, [("expires_in", "7d")]),
+            ]
+            for (action, page, fields) in actions {
+                for password in [nil, "", "a wrong passphrase"] {
+                    let refused = try await browser.submit(action, from: page, fields + (password.map { [("password", $0)] } ?? []))
+                    #expect(refused.status == .unauthorized, "\(action) without the password")
+                    #expect(refused.text.contains("not your password"))
+                }
+            }
+            #expect(try await server.services.users.user(id: device.userID) != nil)
+            #expect(try await server.services.keyRing.records().count == 1)
+            #expect(try await server.services.accessCodes.list(ofUser: device.userID).isEmpty)
+            #expect(try await server.services.audit.events(AuditQuery()).map(\.action).filter { !$0.hasPrefix("admin.") }.isEmpty)
+
+            for (action, page, fields) in actions.reversed() {
+                let done = try await browser.submit(action, from: page, fields + [("password", Self.password)])
+                #expect([.ok, .seeOther].contains(done.status), "\(action) with the password: \(done.status)")
+            }
+            #expect(try await server.services.users.user(id: device.userID) == nil)
+            #expect(try await server.services.keyRing.records().count == 2)
+        }
+    }
+
+    /// Wrong passwords entered again are limited per admin, as sign-ins are per address; failed sign-ins with the
+    /// admin's address lock sign-ins only, never what the signed-in admin does.
+    @available(LatchkeyServer 1.0, *)
+    @Test func wrongPasswordsEnteredAgainAreLimitedApartFromSignIns() async throws {
+        try await Self.withConsole { browser, client, server in
+            try await browser.setUp(server)
+            let stranger = ConsoleBrowser(client)
+            let csrf = try ConsoleBrowser.csrf(in: try await stranger.get("/admin/login").text)
+            for _ in 1...10 { _ = try await stranger.post("/admin/login", [("csrf", csrf), ("email", "ann@example.com"), ("password", "a guess")]) }
+            let locked = try await stranger.post("/admin/login", [("csrf", csrf), ("email", "ann@example.com"), ("password", Self.password)])
+            #expect(locked.status == .tooManyRequests)
+            // The signed-in admin still acts.
+            #expect(try await browser.submit("/admin/keys/rotate", from: "/admin/keys", [("password", Self.password)]).status == .seeOther)
+            for _ in 1...10 {
+                #expect(try await browser.submit("/admin/keys/rotate", from: "/admin/keys", [("password", "a guess")]).status == .unauthorized)
+            }
+            let held = try await browser.submit("/admin/keys/rotate", from: "/admin/keys", [("password", Self.password)])
+            #expect(held.status == .tooManyRequests)
+            #expect(try await server.services.keyRing.records().count == 2)
+        }
+    }
+
+    /// An address under sign-in lockout (anyone can fail sign-ins with any address, before it has an account) does not
+    /// hold back the admin `latchkey admin create` (run as a process) names for it: the new admin sets a password and
+    /// signs in with it.
+    @available(LatchkeyServer 1.0, *)
+    @Test func aLockoutOfTheAddressDoesNotHoldBackTheAdminCreatedForIt() async throws {
+        // The server's clock reads the time the CLI's does: the setup link it prints is valid for a day from now.
+        try await Self.withConsole(clock: ManualClock(start: Date())) { browser, _, server in
+            let csrf = try ConsoleBrowser.csrf(in: try await browser.get("/admin/login").text)
+            for _ in 1...10 {
+                let failed = try await browser.post("/admin/login", [("csrf", csrf), ("email", "bob@example.com"), ("password", "a guess")])
+                #expect(failed.status == .unauthorized)
+            }
+            #expect(
+                try await browser.post("/admin/login", [("csrf", csrf), ("email", "bob@example.com"), ("password", "a guess")]).status
+                    == .tooManyRequests)
+            let created = try await AccountCLITests.cli(server, "admin", "create", "bob@example.com")
+            #expect(created.exitCode == 0, "\(created)")
+            let token = String(try #require(created.stdout.firstMatch(of: /setup\?token=([A-Za-z0-9_-]+)/)?.output.1))
+            let setup = try await browser.get("/admin/setup?token=\(token)")
+            let fields = [("token", token), ("password", Self.password), ("password_confirm", Self.password)]
+            let done = try await browser.post("/admin/setup", [("csrf", try ConsoleBrowser.csrf(in: setup.text))] + fields)
+            #expect(done.status == .seeOther)
+            _ = try await browser.submit("/admin/logout", from: "/admin")
+            let csrfAgain = try ConsoleBrowser.csrf(in: try await browser.get("/admin/login").text)
+            let signedIn = try await browser.post(
+                "/admin/login", [("csrf", csrfAgain), ("email", "bob@example.com"), ("password", Self.password)])
+            #expect(signedIn.status == .seeOther)
+            #expect(signedIn.headers[.location] == "/admin")
+        }
+    }
+
     @available(LatchkeyServer 1.0, *)
     @Test func anIdleSessionEnds() async throws {
         try await Self.withConsole { browser, _, server in
@@ -339,7 +428,8 @@ struct AdminConsoleTests {
             try await browser.setUp(server)
             let device = try await client.registerDevice()
             let userPage = "/admin/users/\(device.userID)"
-            let issued = try await browser.submit("\(userPage)/access-codes", from: userPage, [("expires_in", "7d"), ("note", "ticket 42")])
+            let issued = try await browser.submit(
+                "\(userPage)/access-codes", from: userPage, [("expires_in", "7d"), ("note", "ticket 42"), ("password", Self.password)])
             #expect(issued.status == .ok)
             let code = String(try #require(issued.text.firstMatch(of: /<pre id="issued-code"[^>]*>([^<]+)</)?.output.1))
             let me = try await client.send(.get, "/api/v1/users/me", bearer: code)
@@ -348,7 +438,7 @@ struct AdminConsoleTests {
             for page in [userPage, "/admin/access-codes", "/admin/audit"] {
                 #expect(!(try await browser.get(page).text.contains(code)), "\(page) shows the code")
             }
-            let bad = try await browser.submit("\(userPage)/access-codes", from: userPage, [("expires_in", "soon")])
+            let bad = try await browser.submit("\(userPage)/access-codes", from: userPage, [("expires_in", "soon"), ("password", Self.password)])
             #expect(bad.status == .badRequest)
         }
     }
@@ -362,7 +452,8 @@ struct AdminConsoleTests {
             #expect(confirm.status == .ok)
             #expect(confirm.text.contains("id=\"confirm-delete\""))
             #expect(try await server.services.users.user(id: device.userID) != nil)  // looking deletes nothing
-            let done = try await browser.submit("/admin/users/\(device.userID)/delete", from: "/admin/users/\(device.userID)/delete")
+            let done = try await browser.submit(
+                "/admin/users/\(device.userID)/delete", from: "/admin/users/\(device.userID)/delete", [("password", Self.password)])
             #expect(done.headers[.location] == "/admin/users?done=user-deleted")
             #expect(try await server.services.users.user(id: device.userID) == nil)
             #expect(try await client.send(.get, "/api/v1/users/me", bearer: device.accessToken).status == .unauthorized)
@@ -381,7 +472,7 @@ struct AdminConsoleTests {
             #expect(try await browser.submit("\(userPage)/budget", from: userPage, [("limit", "-1")]).status == .badRequest)
             #expect(try await browser.submit("\(userPage)/sessions/revoke-all", from: userPage).status == .seeOther)
             #expect(try await client.send(.get, "/api/v1/users/me", bearer: device.accessToken).status == .unauthorized)
-            #expect(try await browser.submit("/admin/keys/rotate", from: "/admin/keys").status == .seeOther)
+            #expect(try await browser.submit("/admin/keys/rotate", from: "/admin/keys", [("password", Self.password)]).status == .seeOther)
             #expect(try await server.services.keyRing.records().count == 2)
             let actions = try await server.services.audit.events(AuditQuery()).map(\.action).filter { !$0.hasPrefix("admin.") }
             #expect(actions == ["key.rotate", "user.sessions.revoke", "user.budget.set"])
@@ -402,7 +493,8 @@ struct AdminConsoleTests {
                     createdAt: server.clock.now()),
                 newUserID: userID, at: server.clock.now())
             let device = try await client.registerDevice()
-            _ = try await browser.submit("/admin/users/\(device.userID)/access-codes", from: "/admin/users/\(device.userID)", [("note", nasty)])
+            _ = try await browser.submit(
+                "/admin/users/\(device.userID)/access-codes", from: "/admin/users/\(device.userID)", [("note", nasty), ("password", Self.password)])
             let pages = [
                 "/admin/users/\(userID)", "/admin/access-codes",
                 "/admin/users?q=\(nasty.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)",

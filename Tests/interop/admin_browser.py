@@ -17,13 +17,14 @@ What it does, as an operator would:
   3. registers a device through the API (POST /api/v1/auth/register-device) and checks GET /api/v1/users/me;
   4. finds the user through form#search by UUID, opens it and revokes its session (the row's form.revoke-session):
      the access token and the refresh token are then refused by the API with 401;
-  5. issues an access code on the user page (form#issue-code), reads #issued-code and uses it: as a Bearer on
-     /api/v1/users/me (same user_id) and through POST /api/v1/auth/access-code/exchange; finds it on
+  5. issues an access code on the user page (form#issue-code, with the admin's password entered again in its
+     input[name=password]: a wrong one is refused with 401 and issues nothing), reads #issued-code and uses it: as a
+     Bearer on /api/v1/users/me (same user_id) and through POST /api/v1/auth/access-code/exchange; finds it on
      /admin/access-codes and revokes it there (form.revoke-code): the code is then refused;
-  6. visits the keys page (table#keys, form#rotate-key) and the audit log (table#audit lists session.revoke and
-     access_code.issue; form#audit-filter narrows it to one action);
-  7. opens the delete confirmation (a#delete-user), deletes the user (form#confirm-delete): the API then refuses
-     the session the access code was exchanged for, and form#search no longer finds the user.
+  6. visits the keys page (table#keys, form#rotate-key with input[name=password]) and the audit log (table#audit
+     lists session.revoke and access_code.issue; form#audit-filter narrows it to one action);
+  7. opens the delete confirmation (a#delete-user), deletes the user (form#confirm-delete, with the password): the
+     API then refuses the session the access code was exchanged for, and form#search no longer finds the user.
 Every page is loaded in a 1280x900 window, saved as a full-page PNG in SCREENSHOT_DIR (each path is printed), and
 checked for browser console errors (SEVERE entries of the `browser` log): any fails the run. On a crash the page it
 was on is saved as failure.png / failure.html there. chromedriver's log goes to --driver-log (default
@@ -411,7 +412,14 @@ def run(args):
 
         # 5. An access code.
         b.get(f"/admin/users/{user}", "user")
-        b.submit("form#issue-code", {"expires_in": "30d", "note": "admin_browser.py"}, name="issued code")
+        b.submit("form#issue-code", {"expires_in": "30d", "note": "admin_browser.py", "password": password + "x"},
+                 name="issue code (wrong password)", allow_status=(401,))
+        check("issue code: a wrong password is refused (h1 Not done, no #issued-code)",
+              "Not done" in b.text("h1") and not b.has("#issued-code"), repr(b.text("h1"))[:80])
+        b.settle()
+        b.get(f"/admin/users/{user}", "user")
+        check("user: form#issue-code asks for the password again", b.has("form#issue-code input[name=password][type=password]"))
+        b.submit("form#issue-code", {"expires_in": "30d", "note": "admin_browser.py", "password": password}, name="issued code")
         code_element = b.wait_for("#issued-code")
         code = code_element.text.strip() or (code_element.get_attribute("value") or "").strip()
         check("issued code: #issued-code holds a JWT", code.count(".") == 2 and code.startswith("eyJ"),
@@ -456,6 +464,7 @@ def run(args):
         b.get("/admin/keys", "keys")
         b.wait_for("table#keys")
         check("keys: form#rotate-key", b.has("form#rotate-key"))
+        check("keys: form#rotate-key asks for the password again", b.has("form#rotate-key input[name=password][type=password]"))
         check("keys: table#keys has a key", len(b.find_all("table#keys tbody tr")) >= 1)
         b.check_signed_in_page()
         b.settle("keys")
@@ -486,7 +495,9 @@ def run(args):
         check("delete: on /admin/users/<uuid>/delete", b.path() == f"/admin/users/{user}/delete", b.path())
         b.check_signed_in_page()
         b.settle("delete-user")
-        b.submit("form#confirm-delete", name="users (after delete)")
+        check("delete: form#confirm-delete asks for the password again",
+              b.has("form#confirm-delete input[name=password][type=password]"))
+        b.submit("form#confirm-delete", {"password": password}, name="users (after delete)")
         check("delete: redirected to /admin/users", urllib.parse.urlsplit(b.driver.current_url).path == "/admin/users",
               b.path())
         text, error = b.flash()

@@ -10,7 +10,8 @@ import NIOCore
 ///
 /// Every page but sign-in and setup needs a console session (cookie `latchkey_admin`: `HttpOnly`, `SameSite=Strict`,
 /// `Path=/admin`, `Secure` behind HTTPS); every form carries a CSRF token (an HMAC of the session cookie; for sign-in
-/// and setup, of a pre-session cookie) and a POST without it is refused with 403. Every answer has
+/// and setup, of a pre-session cookie) and a POST without it is refused with 403. Deleting a user, rotating the signing
+/// key and issuing an access code also need the admin's password, entered again in the form (`password`). Every answer has
 /// `Content-Security-Policy: default-src 'self'`, `X-Frame-Options: DENY`, `Cache-Control: no-store`. Every action goes
 /// through the services the API and CLI use and is written to the audit log (`admin:<email>`, from the client's address).
 @available(LatchkeyServer 1.0, *)
@@ -99,6 +100,7 @@ package struct AdminRoutes: Sendable {
             try await self.action(request, context) { session, form, actor in
                 let user = try Self.uuid(context, "id")
                 guard try await self.services.users.user(id: user) != nil else { throw AdminPageError.notFound }
+                try await self.admin.confirmPassword(form["password"] ?? "", session: session)
                 var lifetime: TimeInterval?
                 if let text = form["expires_in"]?.trimmingCharacters(in: .whitespaces), !text.isEmpty {
                     guard let seconds = Self.duration(text) else {
@@ -123,9 +125,10 @@ package struct AdminRoutes: Sendable {
             }
         }
         group.post("users/:id/delete") { request, context in
-            try await self.action(request, context) { _, _, actor in
+            try await self.action(request, context) { session, form, actor in
                 let user = try Self.uuid(context, "id")
                 guard try await self.services.users.user(id: user) != nil else { throw AdminPageError.notFound }
+                try await self.admin.confirmPassword(form["password"] ?? "", session: session)
                 let (deleted, apple) = try await self.services.users.delete(userID: user)
                 try await self.services.audit.record(
                     actor, AuditAction.userDelete, target: "user \(user)",
@@ -146,7 +149,8 @@ package struct AdminRoutes: Sendable {
             }
         }
         group.post("keys/rotate") { request, context in
-            try await self.action(request, context) { _, _, actor in
+            try await self.action(request, context) { session, form, actor in
+                try await self.admin.confirmPassword(form["password"] ?? "", session: session)
                 let record = try await self.services.keyRing.rotate()
                 try await self.services.audit.record(actor, AuditAction.keyRotate, target: "key \(record.kid)")
                 return .redirect("/admin/keys?done=key-rotated")
@@ -295,6 +299,9 @@ package struct AdminRoutes: Sendable {
                 "Not found", "There is nothing here: the user, session or code does not exist (any more).", status: .notFound, session: session)
         } catch let error as ServiceError {
             return self.message("Not done", error.description, status: .badRequest, session: session)
+        } catch let error as AdminAuthError {
+            let (status, text) = Self.describe(error)
+            return self.message("Not done", text, status: status, session: session)
         }
     }
 
@@ -497,6 +504,7 @@ package struct AdminRoutes: Sendable {
         case .weakPassword(let text): (.badRequest, text)
         case .passwordsDiffer: (.badRequest, "The two passwords differ.")
         case .busy: (.serviceUnavailable, "The server is busy; try again in a moment.")
+        case .wrongPassword: (.unauthorized, "That is not your password: nothing was done. Go back and enter it again.")
         }
     }
 

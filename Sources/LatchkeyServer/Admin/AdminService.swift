@@ -34,6 +34,8 @@ package enum AdminAuthError: Error, Equatable {
     case weakPassword(String)
     case passwordsDiffer
     case busy
+    /// The password re-entered before a sensitive action is not the admin's.
+    case wrongPassword
 }
 
 /// Admin accounts and their sessions: created by `latchkey admin create` with a one-time setup link, passwords hashed
@@ -69,7 +71,9 @@ package final class AdminService: Sendable {
     // MARK: Accounts (CLI)
 
     /// Creates an admin account for `email`, or gives an existing one a new setup link (its password is cleared and its
-    /// sessions end); returns the setup token (shown once, in the link).
+    /// sessions end); returns the setup token (shown once, in the link). Failed sign-ins counted against the address
+    /// before are forgotten: a lockout holds back sign-ins only, never the admin named here (anyone can fail sign-ins
+    /// with an address, before or after it has an account).
     package func createAccount(email: String) async throws -> (account: AdminAccount, setupToken: String) {
         let address = try EmailAddress(parsing: email)
         let token = Secret.generate()
@@ -77,6 +81,7 @@ package final class AdminService: Sendable {
         let account = try await self.store.upsertAdminAccount(
             id: UUID().uuidString.lowercased(), email: address.address, emailKey: address.key, setupHash: Secret.hash(token),
             setupExpiresAt: now.addingTimeInterval(Self.setupLifetime), at: now)
+        try await self.limiter.reset(self.limits.loginFailures, key: "admin " + address.key)
         return (account, token)
     }
 
@@ -137,6 +142,23 @@ package final class AdminService: Sendable {
 
     private func tooManyAttempts(until resetAt: Date) -> any Error {
         AdminAuthError.tooManyAttempts(retryAfter: RateLimiter.seconds(until: resetAt, from: self.clock.now()))
+    }
+
+    /// Checks the password the admin of `session` re-entered before a sensitive action (deleting a user, rotating the
+    /// signing key, issuing an access code), so a session cookie alone cannot do them. Wrong ones are limited per admin as
+    /// sign-ins are per address (`limits.login-failures`), in a count of their own: failed sign-ins with the address lock
+    /// sign-ins only, never the signed-in admin's actions.
+    package func confirmPassword(_ password: String, session: AdminSession) async throws {
+        let key = EmailAddress.lookupKey(session.email)
+        let confirmed = try await self.limiter.attempting(
+            self.limits.loginFailures, key: "admin-confirm " + session.adminID, refusal: self.tooManyAttempts(until:), failed: { !$0 }
+        ) {
+            guard let stored = try await self.store.adminAccount(emailKey: key), stored.account.id == session.adminID else { return false }
+            do { return try await self.pool.verify(PasswordPolicy.normalize(password), against: stored.hash) != .invalid } catch {
+                throw AdminAuthError.busy
+            }
+        }
+        guard confirmed else { throw AdminAuthError.wrongPassword }
     }
 
     /// The session of a cookie, while it is neither idle past `admin.idle-timeout` nor older than its lifetime; using it

@@ -156,6 +156,7 @@ enum AdminTemplates {
             <input type="hidden" name="csrf" value="{{csrf}}">
             <label>Expires in <input type="text" name="expires_in" placeholder="30d" size="6"></label>
             <label>Note <input type="text" name="note" maxlength="200" placeholder="ticket 42"></label>
+            <label>Your password <input type="password" name="password" autocomplete="current-password" required></label>
             <button type="submit">Issue access code</button></form>
         </section>
         </div>
@@ -178,7 +179,9 @@ enum AdminTemplates {
         <p>{{devices}} devices, {{live}} live sessions, {{identities}} identities and {{codes}} access codes go with it. Its tokens stop
         working at once. The ID is retired.</p>
         <form id="confirm-delete" method="post" action="/admin/users/{{id}}/delete" class="inline">
-          <input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="danger">Delete the user</button>
+          <input type="hidden" name="csrf" value="{{csrf}}">
+          <label>Your password <input type="password" name="password" autocomplete="current-password" required></label>
+          <button type="submit" class="danger">Delete the user</button>
           <a href="/admin/users/{{id}}">Cancel</a></form>
         """,
         "codes": """
@@ -197,8 +200,10 @@ enum AdminTemplates {
         <table id="keys"><thead><tr><th>Key ID</th><th>Algorithm</th><th>Created</th><th>Status</th></tr></thead><tbody>
         {{#keys}}<tr><td><code>{{kid}}</code></td><td>{{algorithm}}</td><td>{{created}}</td><td>{{status}}</td></tr>{{/keys}}
         </tbody></table>
-        <form id="rotate-key" method="post" action="/admin/keys/rotate">
-          <input type="hidden" name="csrf" value="{{csrf}}"><button type="submit">Rotate: add a key that signs from now on</button></form>
+        <form id="rotate-key" method="post" action="/admin/keys/rotate" class="inline">
+          <input type="hidden" name="csrf" value="{{csrf}}">
+          <label>Your password <input type="password" name="password" autocomplete="current-password" required></label>
+          <button type="submit">Rotate: add a key that signs from now on</button></form>
         """,
         "audit": """
         <h1>Audit log</h1>

@@ -18,6 +18,8 @@ package protocol RateLimitStore: Sendable {
     func recordHit(bucket: String, limit: Int, window: TimeInterval, now: Date) async throws -> RateLimitDecision
     /// Takes back a hit (a request that should not count after all).
     func removeHit(bucket: String, hitID: String) async throws
+    /// Takes back every hit of `bucket` (the count starts afresh).
+    func removeHits(bucket: String) async throws
     /// The hits in the window ending `now` and the oldest of them, counting nothing: one read.
     func hits(bucket: String, window: TimeInterval, now: Date) async throws -> (count: Int, oldest: Date?)
 }
@@ -56,6 +58,10 @@ extension SQLLatchkeyStore: RateLimitStore {
             "SELECT COUNT(*) AS hits, MIN(at) AS oldest FROM rate_limit_hits WHERE bucket = \(bind: bucket) AND at > \(bind: (now - window).stored)"
         ).first()
         return (try row?.decode(column: "hits", as: Int.self) ?? 0, try row?.optionalDate("oldest"))
+    }
+
+    package func removeHits(bucket: String) async throws {
+        try await self.database.transaction { sql in try await sql.raw("DELETE FROM rate_limit_hits WHERE bucket = \(bind: bucket)").run() }
     }
 
     package func removeHit(bucket: String, hitID: String) async throws {

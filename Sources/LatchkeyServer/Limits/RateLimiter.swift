@@ -18,6 +18,11 @@ package struct RateLimiter: Sendable {
         try await self.store.removeHit(bucket: Self.bucket(policy, key), hitID: hitID)
     }
 
+    /// Forgets every request of `key` counted against `policy`.
+    func reset(_ policy: RateLimitPolicy, key: String) async throws {
+        try await self.store.removeHits(bucket: Self.bucket(policy, key))
+    }
+
     /// Whether `key` is over `policy` now, counting nothing; when it is, the time its oldest hit leaves the window.
     func overLimit(_ policy: RateLimitPolicy, key: String) async throws -> Date? {
         guard policy.isEnabled else { return nil }
