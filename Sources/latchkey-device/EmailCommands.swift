@@ -45,29 +45,32 @@ struct Login: AsyncParsableCommand {
 struct Verify: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Verify an email address (POST /auth/verify-email) with the mail's code or link token, or ask for a new mail.",
-        discussion: "Give --email and --code, or --token, or --email and --resend. Exit 1 when the code or link is wrong, expired or used.")
+        discussion: """
+            Give --email and --code, or --link, or --email and --resend. The code or the link's token is standard input's first \
+            line, never an argument (the process list shows those). Exit 1 when the code or link is wrong, expired or used.
+            """)
     @OptionGroup var options: DeviceOptions
     @Option(help: "The email address.") var email: String?
-    @Option(help: "The 6-digit code from the mail.") var code: String?
-    @Option(help: "The token from the mail's link.") var token: String?
+    @Flag(help: "Verify with the mail's 6-digit code, read from standard input.") var code = false
+    @Flag(help: "Verify with the token of the mail's link, read from standard input.") var link = false
     @Flag(help: "Mail a new code and link to --email (POST /auth/resend-verification).") var resend = false
 
     private enum Action {
-        case code(email: String, code: String)
-        case token(String)
+        case code(email: String)
+        case link
         case resend(email: String)
     }
 
     private var action: Action? {
-        switch (self.email, self.code, self.token, self.resend) {
-        case (let email?, let code?, nil, false): .code(email: email, code: code)
-        case (nil, nil, let token?, false): .token(token)
-        case (let email?, nil, nil, true): .resend(email: email)
+        switch (self.email, self.code, self.link, self.resend) {
+        case (let email?, true, false, false): .code(email: email)
+        case (nil, false, true, false): .link
+        case (let email?, false, false, true): .resend(email: email)
         default: nil
         }
     }
 
-    private static let usage = "give --email and --code, or --token, or --email and --resend"
+    private static let usage = "give --email and --code, or --link, or --email and --resend"
 
     func validate() throws {
         guard self.action != nil else { throw ValidationError(Self.usage) }
@@ -75,13 +78,20 @@ struct Verify: AsyncParsableCommand {
 
     func run() async throws {
         guard let action = self.action else { throw ValidationError(Self.usage) }
-        try await self.options.run { session in
+        let secret: String? =
             switch action {
-            case .code(let email, let code):
+            case .code: try StandardInput.firstLine(naming: "code from the mail")
+            case .link: try StandardInput.firstLine(naming: "token of the mail's link")
+            case .resend: nil
+            }
+        try await self.options.run { session in
+            switch (action, secret) {
+            case (.code(let email), let code?):
                 Output.print(Output.describe(try await session.verifyEmail(email: email, code: code)), json: self.options.json)
-            case .token(let token): Output.print(Output.describe(try await session.verifyEmail(token: token)), json: self.options.json)
-            case .resend(let email):
+            case (.link, let token?): Output.print(Output.describe(try await session.verifyEmail(token: token)), json: self.options.json)
+            case (.resend(let email), _):
                 Output.print(Output.describe(try await session.resendVerification(email: email), to: email), json: self.options.json)
+            case (.code, nil), (.link, nil): throw ValidationError(Self.usage)
             }
         }
     }
@@ -90,33 +100,34 @@ struct Verify: AsyncParsableCommand {
 struct Reset: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract:
-            "Reset a forgotten password: --email mails a code and link (POST /auth/reset-password); --token, or --email with --code, sets the new password.",
+            "Reset a forgotten password: --email mails a code and link (POST /auth/reset-password); --link, or --email with --code, sets the new password.",
         discussion: """
-            The new password is standard input's first line. Prints user_id and revoked_sessions: the server ends every session \
+            Standard input's first line is the mail's code (--code) or its link's token (--link), its second line the new password: \
+            never arguments, which the process list shows. Prints user_id and revoked_sessions: the server ends every session \
             of the user, and when the session here was one of them it is signed out here too (then state: signed_out). Exit 1 \
             when the code or link is wrong, expired or used, or the password is too weak.
             """)
     @OptionGroup var options: DeviceOptions
     @Option(help: "The email address.") var email: String?
-    @Option(help: "The 6-digit code from the reset mail (with --email).") var code: String?
-    @Option(help: "The token from the reset mail's link.") var token: String?
+    @Flag(help: "Set the password with the reset mail's 6-digit code (with --email), read from standard input.") var code = false
+    @Flag(help: "Set the password with the token of the reset mail's link, read from standard input.") var link = false
 
     private enum Action {
         case request(email: String)
-        case token(String)
-        case code(email: String, code: String)
+        case link
+        case code(email: String)
     }
 
     private var action: Action? {
-        switch (self.email, self.code, self.token) {
-        case (let email?, nil, nil): .request(email: email)
-        case (nil, nil, let token?): .token(token)
-        case (let email?, let code?, nil): .code(email: email, code: code)
+        switch (self.email, self.code, self.link) {
+        case (let email?, false, false): .request(email: email)
+        case (nil, false, true): .link
+        case (let email?, true, false): .code(email: email)
         default: nil
         }
     }
 
-    private static let usage = "give --email, or --token, or --email and --code"
+    private static let usage = "give --email, or --link, or --email and --code"
 
     func validate() throws {
         guard self.action != nil else { throw ValidationError(Self.usage) }
@@ -128,19 +139,29 @@ struct Reset: AsyncParsableCommand {
             try await self.options.run { session in
                 Output.print(Output.describe(try await session.requestPasswordReset(email: email), to: email), json: self.options.json)
             }
-        case .token(let token):
-            try await self.setPassword { session, password in try await session.resetPassword(token: token, newPassword: password) }
-        case .code(let email, let code):
-            try await self.setPassword { session, password in try await session.resetPassword(email: email, code: code, newPassword: password) }
+        case .link:
+            try await self.setPassword(with: "token of the mail's link") { session, token, password in
+                try await session.resetPassword(token: token, newPassword: password)
+            }
+        case .code(let email):
+            try await self.setPassword(with: "code from the mail") { session, code, password in
+                try await session.resetPassword(email: email, code: code, newPassword: password)
+            }
         case nil: throw ValidationError(Self.usage)
         }
     }
 
-    /// Reads the new password, sets it with `reset`, and prints whose it is and whether the session here ended.
-    private func setPassword(_ reset: (LatchkeySession, String) async throws -> PasswordChangedResponse) async throws {
-        let password = try StandardInput.firstLine(naming: "new password")
+    /// Reads the mail's code or token and the new password, sets it with `reset`, and prints whose it is and whether the
+    /// session here ended.
+    private func setPassword(
+        with secret: String, _ reset: (LatchkeySession, String, String) async throws -> PasswordChangedResponse
+    ) async throws {
+        let code = try StandardInput.firstLine(naming: secret)
+        guard let password = readLine(strippingNewline: true), !password.isEmpty else {
+            throw ValidationError("give the new password as standard input's second line, after the \(secret)")
+        }
         try await self.options.run { session in
-            let changed = try await reset(session, password)
+            let changed = try await reset(session, code, password)
             var result: [String: Any] = ["user_id": changed.userID, "revoked_sessions": changed.revokedSessions]
             if let devices = changed.revokedDevices { result["revoked_devices"] = devices }
             if case .signedOut(reason: .revoked) = await session.state { result["state"] = Output.name(of: .signedOut()) }

@@ -23,7 +23,7 @@ struct LatchkeyDeviceEmailCommandTests {
             #expect(signup.object["email_verified"] as? Bool == false)
 
             let verification = try await EmailPasswordEndToEndTests.newMail(to: email)
-            let verify = try await app.json(input: "", "verify", "--email", email, "--code", verification.code)
+            let verify = try await app.json(input: verification.code + "\n", "verify", "--email", email, "--code")
             #expect(verify.result.exitCode == 0, "\(verify.result)")
             #expect(verify.object["email_verified"] as? Bool == true)
 
@@ -38,7 +38,7 @@ struct LatchkeyDeviceEmailCommandTests {
             server.clock.advance(by: 61)  // the server mails one address at most once a minute
             #expect(try await app.run("reset", "--email", email).exitCode == 0)
             let mail = try await EmailPasswordEndToEndTests.newMail(to: email, after: verification)
-            let reset = try await app.json(input: "new horse battery staple\n", "reset", "--token", mail.linkToken)
+            let reset = try await app.json(input: mail.linkToken + "\nnew horse battery staple\n", "reset", "--link")
             #expect(reset.result.exitCode == 0, "\(reset.result)")
             #expect(reset.object["user_id"] as? String == userID)
             // The session here was the user's: revoked with the others.
@@ -67,6 +67,9 @@ struct LatchkeyDeviceEmailCommandTests {
     @Test(arguments: [
         ["login", "--email", "a@example.com"], ["signup", "--email", "a@example.com"], ["reset", "--token", "t"], ["verify"],
         ["verify", "--email", "a@example.com"], ["verify", "--token", "t", "--code", "1"], ["reset"], ["reset", "--code", "123456"],
+        // Codes and link tokens are read from standard input, never taken as arguments.
+        ["verify", "--email", "a@example.com", "--code", "123456"], ["verify", "--link"], ["reset", "--link"],
+        ["reset", "--email", "a@example.com", "--code"],
     ])
     @available(LatchkeyServer 1.0, *)
     func aMissingPasswordOrAnIncompleteFormExits2(arguments: [String]) async throws {
