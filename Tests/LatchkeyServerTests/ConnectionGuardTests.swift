@@ -162,10 +162,10 @@ final class RawConnection {
         self.watchdog = watchdog
     }
 
-    static func open(port: Int, _ body: (RawConnection) async throws -> Void) async throws {
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: port) { channel in
-            channel.eventLoop.makeCompletedFuture { try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel) }
-        }
+    /// Connects to `port` and runs `body`. `waitingForListener` tries to connect again for up to 5 s, for a listener that
+    /// starts beside the API's (`admin.port`, `metrics.port`).
+    static func open(port: Int, waitingForListener: Bool = false, _ body: (RawConnection) async throws -> Void) async throws {
+        let channel = try await Self.connect(port: port, attempts: waitingForListener ? 100 : 1)
         let raw = channel.channel
         let watchdog = raw.eventLoop.scheduleTask(in: .seconds(10)) {
             raw.close(promise: nil)
@@ -175,6 +175,21 @@ final class RawConnection {
             try await body(RawConnection(inbound: inbound.makeAsyncIterator(), outbound: outbound, watchdog: watchdog))
         }
         watchdog.cancel()
+    }
+
+    private static func connect(port: Int, attempts: Int) async throws -> NIOAsyncChannel<ByteBuffer, ByteBuffer> {
+        var attempt = 1
+        while true {
+            do {
+                return try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: port) { channel in
+                    channel.eventLoop.makeCompletedFuture { try NIOAsyncChannel<ByteBuffer, ByteBuffer>(wrappingChannelSynchronously: channel) }
+                }
+            } catch {
+                guard attempt < attempts else { throw error }
+                attempt += 1
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
     }
 
     func send(_ text: String) async throws { try await self.outbound.write(ByteBuffer(string: text)) }

@@ -86,26 +86,27 @@ package func buildApplication(
         OperationsRoutes(metrics: services.metrics, token: configuration.metricsToken).addMetrics(to: router)
         background.append(
             Application(
-                router: router, configuration: .init(address: .hostname(configuration.host, port: port), serverName: "latchkey-metrics"),
-                logger: logger))
+                router: router, server: .guarded(ConnectionGuards(configuration: configuration)),
+                configuration: .init(address: .hostname(configuration.host, port: port), serverName: "latchkey-metrics"), logger: logger))
     }
     if configuration.admin.enabled, let port = configuration.admin.port {
-        // The console on a port of its own (firewalled apart): the same request log and error handling, nothing else.
+        // The console on a port of its own (firewalled apart): the same request log, error handling and connection guards
+        // (its own http.max-connections, so a flood of the API's port leaves the console reachable), nothing else.
         let router = Router(context: LatchkeyRequestContext.self)
         router.add(middleware: RequestLogMiddleware(metrics: services.metrics))
         router.add(middleware: ErrorMiddleware())
         AdminRoutes(services: services).add(to: router)
         background.append(
             Application(
-                router: router, configuration: .init(address: .hostname(configuration.host, port: port), serverName: "latchkey-admin"),
-                logger: logger))
+                router: router, server: .guarded(ConnectionGuards(configuration: configuration)),
+                configuration: .init(address: .hostname(configuration.host, port: port), serverName: "latchkey-admin"), logger: logger))
     }
     let responder = buildRouter(services: services).buildResponder()
     var application = Application(
         responder: responder,
         server: EventSocketServer.builder(
-            responder: responder, hub: services.events, trustedProxies: configuration.limits.trustedProxies, idleTimeout: configuration.idleTimeout,
-            headerTimeout: configuration.headerTimeout, maxConnections: configuration.maxConnections),
+            responder: responder, hub: services.events, trustedProxies: configuration.limits.trustedProxies,
+            guards: ConnectionGuards(configuration: configuration)),
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "latchkey"),
         services: background,
         logger: logger)

@@ -35,7 +35,8 @@ import Logging
 ///   (`LATCHKEY_METRICS_TOKEN`, secret: `GET /metrics` then needs `Authorization: Bearer <token>`); with neither,
 ///   `GET /metrics` is not served (404) and the start says so
 /// - `http.header-timeout` (seconds from a request head's first byte to its end, default 10), `http.max-connections`
-///   (open connections, default 10000; more are closed at once, and a log line says so)
+///   (open connections of each listener — the API's, `admin.port`'s, `metrics.port`'s — counted apart, default 10000;
+///   more are closed at once, and a log line says so)
 /// - `prune.interval` (seconds, default 300): how often rows that no longer decide anything are removed;
 ///   `prune.sent-mail-after` (seconds, default 604800): how long a sent mail stays in the outbox (`latchkey outbox list`);
 ///   `prune.unverified-accounts-after` (seconds, default 604800): how long an address registered without a session and
@@ -94,7 +95,8 @@ public struct LatchkeyConfiguration: Sendable {
     /// Seconds between pruning passes.
     /// Seconds a request head may take from its first byte to its end before the server answers 408 and closes.
     public var headerTimeout: TimeInterval = 10
-    /// Open connections the API's listener keeps; one more is closed at once.
+    /// Open connections each listener (the API's, `admin.port`'s, `metrics.port`'s) keeps, counted apart; one more is
+    /// closed at once.
     public var maxConnections: Int = 10_000
     public var pruneInterval: TimeInterval = 300
     /// Seconds a sent mail stays in the outbox.

@@ -21,15 +21,10 @@ import NIOWebSocket
 @available(LatchkeyServer 1.0, *)
 enum EventSocketServer {
     static func builder(
-        responder: some HTTPResponder<LatchkeyRequestContext>, hub: EventHub, trustedProxies: Set<String>, idleTimeout: TimeInterval,
-        headerTimeout: TimeInterval, maxConnections: Int
+        responder: some HTTPResponder<LatchkeyRequestContext>, hub: EventHub, trustedProxies: Set<String>, guards: ConnectionGuards
     ) -> HTTPServerBuilder {
-        let connections = ConnectionLimit(maximum: maxConnections)
-        return HTTPServerBuilder { httpResponder in
-            EventSocketChannel(
-                responder: httpResponder, router: responder, hub: hub, trustedProxies: trustedProxies,
-                idleTimeout: .nanoseconds(Int64(idleTimeout * 1_000_000_000)), headerTimeout: .nanoseconds(Int64(headerTimeout * 1_000_000_000)),
-                connections: connections)
+        HTTPServerBuilder { httpResponder in
+            EventSocketChannel(responder: httpResponder, router: responder, hub: hub, trustedProxies: trustedProxies, guards: guards)
         }
     }
 }
@@ -67,69 +62,67 @@ struct EventSocketChannel<Router: HTTPResponder>: HTTPChannelHandler where Route
     let router: Router
     let hub: EventHub
     let trustedProxies: Set<String>
-    let idleTimeout: TimeAmount
-    let headerTimeout: TimeAmount
-    let connections: ConnectionLimit
+    let guards: ConnectionGuards
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        guard self.connections.admit(channel, logger: logger) else {
-            channel.close(promise: nil)
+        guard self.guards.admit(channel, logger: logger) else {
             let refused: EventLoopFuture<Negotiated> = channel.eventLoop.makeFailedFuture(ConnectionLimit.Refused())
             return channel.eventLoop.makeSucceededFuture(Value(negotiated: refused, channel: channel))
         }
         return channel.eventLoop.makeCompletedFuture {
-            let decision = NIOLockedValueBox<Decision?>(nil)
-            // Bytes, heads and parser errors are watched from the start: see RequestHeadGuard.
-            let (bytes, parserErrors) = RequestHeadGuard.make(idleTimeout: self.idleTimeout, headerTimeout: self.headerTimeout, logger: logger)
-            let headGuard = NIOLoopBound(bytes.headGuard, eventLoop: channel.eventLoop)
-            let upgrader = NIOTypedWebSocketServerUpgrader<Negotiated>(
-                maxFrameSize: EventSocketHandler.maxMessageSize,
-                shouldUpgrade: { channel, head in
-                    headGuard.value.firstHeadRead()
-                    let promise = channel.eventLoop.makePromise(of: HTTPHeaders?.self)
-                    promise.completeWithTask {
-                        let decided = await self.decide(head, channel: channel, logger: logger)
-                        decision.withLockedValue { $0 = decided }
-                        if case .accept = decided { return HTTPHeaders() }
-                        return nil
-                    }
-                    return promise.futureResult
-                },
-                upgradePipelineHandler: { channel, _ in
-                    headGuard.value.stop()
-                    return channel.eventLoop.makeCompletedFuture {
-                        guard case .accept(let accepted) = decision.withLockedValue({ $0 }) else { throw ChannelError.inappropriateOperationForState }
-                        try channel.pipeline.syncOperations.addHandlers(
-                            NIOWebSocketFrameAggregator(
-                                minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 64, maxAccumulatedFrameSize: EventSocketHandler.maxMessageSize),
-                            EventSocketHandler(hub: self.hub, accepted: accepted))
-                        return .socket
-                    }
-                })
-            let upgrades = NIOTypedHTTPServerUpgradeConfiguration(
-                upgraders: [upgrader],
-                notUpgradingCompletionHandler: { channel in
-                    headGuard.value.firstHeadRead()
-                    return channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(HTTP1ToHTTPServerCodec(secure: false))
-                        try channel.pipeline.syncOperations.addHandler(RequestHeadGuard.PartsWatcher(headGuard: headGuard.value))
-                        try channel.pipeline.syncOperations.addHandler(
-                            HTTPConnectionStateHandler(idleTimeout: Duration(self.idleTimeout), logger: logger))
-                        let http = try NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>(
-                            wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
-                        if case .refuse(let refusal) = decision.withLockedValue({ $0 }) { return .refused(http, refusal) }
-                        return .http(http)
-                    }
-                })
-            var configuration = NIOUpgradableHTTPServerPipelineConfiguration<Negotiated>(upgradeConfiguration: upgrades)
-            configuration.enablePipelining = false  // NIOAsyncChannel serves one request at a time
-            configuration.enableErrorHandling = false  // RequestHeadGuard answers the parser's errors, with the envelope
-            configuration.enableResponseHeaderValidation = false  // HTTPTypes validates headers
-            try channel.pipeline.syncOperations.addHandler(bytes)
-            let negotiated = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(configuration: configuration)
-            try channel.pipeline.syncOperations.addHandler(parserErrors)
+            // Bytes, heads and parser errors are watched from the start, as on every listener: see ConnectionGuards.
+            let negotiated = try self.guards.watch(channel, logger: logger) { headGuard in
+                try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(
+                    configuration: self.pipelineConfiguration(headGuard: headGuard, logger: logger))
+            }
             return Value(negotiated: negotiated, channel: channel)
         }
+    }
+
+    /// HTTP/1.1 whose first request may upgrade to an event socket, the router deciding.
+    private func pipelineConfiguration(
+        headGuard: NIOLoopBound<RequestHeadGuard>, logger: Logger
+    ) -> NIOUpgradableHTTPServerPipelineConfiguration<Negotiated> {
+        let decision = NIOLockedValueBox<Decision?>(nil)
+        let upgrader = NIOTypedWebSocketServerUpgrader<Negotiated>(
+            maxFrameSize: EventSocketHandler.maxMessageSize,
+            shouldUpgrade: { channel, head in
+                headGuard.value.firstHeadRead()
+                let promise = channel.eventLoop.makePromise(of: HTTPHeaders?.self)
+                promise.completeWithTask {
+                    let decided = await self.decide(head, channel: channel, logger: logger)
+                    decision.withLockedValue { $0 = decided }
+                    if case .accept = decided { return HTTPHeaders() }
+                    return nil
+                }
+                return promise.futureResult
+            },
+            upgradePipelineHandler: { channel, _ in
+                headGuard.value.stop()
+                return channel.eventLoop.makeCompletedFuture {
+                    guard case .accept(let accepted) = decision.withLockedValue({ $0 }) else { throw ChannelError.inappropriateOperationForState }
+                    try channel.pipeline.syncOperations.addHandlers(
+                        NIOWebSocketFrameAggregator(
+                            minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 64, maxAccumulatedFrameSize: EventSocketHandler.maxMessageSize),
+                        EventSocketHandler(hub: self.hub, accepted: accepted))
+                    return .socket
+                }
+            })
+        let upgrades = NIOTypedHTTPServerUpgradeConfiguration(
+            upgraders: [upgrader],
+            notUpgradingCompletionHandler: { channel in
+                headGuard.value.firstHeadRead()
+                return channel.eventLoop.makeCompletedFuture {
+                    let http = try self.guards.serveHTTP(channel, headGuard: headGuard.value, logger: logger)
+                    if case .refuse(let refusal) = decision.withLockedValue({ $0 }) { return .refused(http, refusal) }
+                    return .http(http)
+                }
+            })
+        var configuration = NIOUpgradableHTTPServerPipelineConfiguration<Negotiated>(upgradeConfiguration: upgrades)
+        configuration.enablePipelining = false  // NIOAsyncChannel serves one request at a time
+        configuration.enableErrorHandling = false  // RequestHeadGuard answers the parser's errors, with the envelope
+        configuration.enableResponseHeaderValidation = false  // HTTPTypes validates headers
+        return configuration
     }
 
     func handle(value: Value, logger: Logger) async {

@@ -2,8 +2,9 @@ import Logging
 import NIOCore
 import Synchronization
 
-/// `http.max-connections`: how many connections the API's listener keeps open at once. One more is closed as soon as it
-/// is accepted, so a flood of connections that never finish a request cannot use up the process's file descriptors.
+/// `http.max-connections`: how many connections one listener keeps open at once (each listener counts its own; see
+/// ``ConnectionGuards``). One more is closed as soon as it is accepted, so a flood of connections that never finish a
+/// request cannot use up the process's file descriptors.
 ///
 /// The first refusal logs a warning naming the setting; the next warning comes only after the count fell a tenth
 /// below the limit, so a flood writes a line per wave, not per connection.
