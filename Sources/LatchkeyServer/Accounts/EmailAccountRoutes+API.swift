@@ -8,18 +8,17 @@ extension EmailAccountRoutes {
     static let register = APIOperation(
         .post, "/api/v1/auth/register", id: "registerEmail", tag: "Email accounts", summary: "Add an email address and password",
         description: """
-            With a session's Bearer (a device user), attaches the address and password to that user: same user ID, devices, budget and \
-            data. A new way to sign in needs a recent sign-in, as linking does: a session begun within `tokens.recent-authentication` \
-            seconds (600), or a DPoP proof made with the key the session is bound to; a session exchanged from an access code never \
-            counts (403 `reauthentication_required`). Without a Bearer, creates a new user. Either way a verification mail goes out (a \
-            6-digit code and a link, valid 15 minutes), committed with the account in one transaction. Until verified the address \
-            belongs to nobody: it signs nobody in, blocks no other registration of it and gets no reset; the first to verify it keeps \
-            it and the other registrations of it are removed. The address is parsed as an RFC 5322 addr-spec and normalised (trimmed, \
-            domain lowercased, IDN as punycode); verified addresses are unique ignoring case. An address another account verified is \
-            answered 201 like any other (no enumeration): it is stored unverified, no code goes out, and that account's address is \
-            mailed that someone tried to sign up with it (within the per-address mail limits); with `email.reveal-existing` it is 422 \
-            `email_taken` instead. Passwords: 8 to 256 characters after NFKC normalisation, not the address, not one of the most \
-            common passwords (400 `weak_password` with `reason`). Stored as an Argon2id PHC string.
+            With a session's Bearer (a device user), attaches the address and password to that user: same user ID, devices, budget and data. A new \
+            way to sign in needs a recent sign-in, as linking does: a session begun within `tokens.recent-authentication` seconds (600), or a DPoP \
+            proof made with the key the session is bound to, naming this access token in `ath` (each proof once); a session exchanged from an access \
+            code never counts (403 `reauthentication_required`). Without a Bearer, creates a new user. Either way a verification mail goes out (a \
+            6-digit code and a link, valid 15 minutes), committed with the account in one transaction. Until verified the address belongs to nobody: \
+            it signs nobody in, blocks no other registration of it and gets no reset; the first to verify it keeps it and the other registrations of \
+            it are removed. The address is parsed as an RFC 5322 addr-spec and normalised (trimmed, domain lowercased, IDN as punycode); verified \
+            addresses are unique ignoring case. An address another account verified is answered 201 like any other (no enumeration): it is stored \
+            unverified, no code goes out, and that account's address is mailed that someone tried to sign up with it (within the per-address mail \
+            limits); with `email.reveal-existing` it is 422 `email_taken` instead. Passwords: 8 to 256 characters after NFKC normalisation, not the \
+            address, not one of the most common passwords (400 `weak_password` with `reason`). Stored as an Argon2id PHC string.
             """,
         security: .optionalBearer, requestBody: EmailRegistrationRequest.self,
         requestExample: #"{"email": "player@example.com", "password": "correct horse battery staple"}"#,
@@ -35,9 +34,9 @@ extension EmailAccountRoutes {
         .delete, "/api/v1/users/me/email", id: "removeMyEmail", tag: "Email accounts", summary: "Remove the email address and password",
         description: """
             Removes the calling user's address and password: they no longer sign in. Needs a recent sign-in (a session begun within \
-            `tokens.recent-authentication` seconds, or a DPoP proof made with the session's key; never a session exchanged from an \
-            access code). Ends every other session of the user, and mails the address a notice when it was verified. Refused (409 \
-            `last_sign_in_method`) when the address is the user's only way to sign in (no device, no linked identity).
+            `tokens.recent-authentication` seconds, or a DPoP proof made with the session's key for this access token, `ath`; never a \
+            session exchanged from an access code). Ends every other session of the user, and mails the address a notice when it \
+            was verified. Refused (409 `last_sign_in_method`) when the address is the user's only way to sign in (no device, no linked identity).
             """,
         outcomes: [
             .init(200, "Removed; the other sessions ended.", body: EmailRemovedResponse.self),
