@@ -265,6 +265,24 @@ extension StoreContract {
             #expect(try await store.hits(bucket: "shortened:a", window: 3600, now: at(600)).count == 1)
             #expect(try await store.hits(bucket: "long:a", window: 3600, now: at(600)).count == 1)
         },
+        StoreContract("pruning removes at most a batch of hits and of spent refresh tokens per pass") { store async throws in
+            for second in 0..<5 { _ = try await store.recordHit(bucket: "short:a", limit: 10, window: 3600, now: at(Double(second))) }
+            let (_, session) = try await registerDevice(store)
+            var presented = session.refreshTokenHash
+            for second in 1...5 {
+                let next = "hash-" + newID()
+                _ = try await store.rotateRefreshToken(
+                    sessionID: session.id, presentedHash: presented, successorHash: next, successorExpiresAt: at(100_000), now: at(Double(second)),
+                    graceWindow: 10)
+                presented = next
+            }
+            let rules = PruneRules(
+                now: at(1000), hitWindows: ["short": 60], hitsBefore: at(-3600), spentTokensBefore: at(990), sessionsBefore: at(0),
+                feedBefore: at(0), batchSize: 2)
+            let passes = try await [store.prune(rules), store.prune(rules), store.prune(rules)]
+            #expect(passes.map(\.rateLimitHits) == [2, 2, 1])
+            #expect(passes.map(\.refreshTokens) == [2, 2, 0])  // four of the five spent: the newest stays for its lost answer
+        },
         StoreContract("pruning removes spent refresh tokens past the grace window, but never the one whose successor is unused") {
             store async throws in
             let (_, session) = try await registerDevice(store)

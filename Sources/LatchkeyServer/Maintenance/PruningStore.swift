@@ -17,6 +17,22 @@ package struct PruneCounts: Sendable, Equatable {
     /// The users of those that nothing else hung on.
     package var users = 0
 
+    /// These counts and `other`'s, for passes run one after another.
+    package func adding(_ other: PruneCounts) -> PruneCounts {
+        var sum = self
+        sum.rateLimitHits += other.rateLimitHits
+        sum.refreshTokens += other.refreshTokens
+        sum.sessions += other.sessions
+        sum.nonces += other.nonces
+        sum.proofs += other.proofs
+        sum.revocations += other.revocations
+        sum.sentMails += other.sentMails
+        sum.emailCodes += other.emailCodes
+        sum.unverifiedAccounts += other.unverifiedAccounts
+        sum.users += other.users
+        return sum
+    }
+
     package var total: Int {
         self.rateLimitHits + self.refreshTokens + self.sessions + self.nonces + self.proofs + self.revocations + self.sentMails + self.emailCodes
             + self.unverifiedAccounts
@@ -45,11 +61,15 @@ package struct PruneRules: Sendable {
     /// the users registration made for them when nothing else (a device, an identity, a session, an access code, a budget
     /// or usage) hangs on those users.
     package var unverifiedAccountsBefore: Date
+    /// At most this many rate-limit hits, and as many spent refresh tokens, go in one pass: a backlog (after an upgrade or a
+    /// long stop) then takes several short passes instead of one transaction that outlives `database.timeout`.
+    package var batchSize: Int
 
     package init(
         now: Date, hitWindows: [String: TimeInterval] = [:], hitsBefore: Date, spentTokensBefore: Date = .distantPast, sessionsBefore: Date,
-        feedBefore: Date, sentMailBefore: Date = .distantPast, unverifiedAccountsBefore: Date = .distantPast
+        feedBefore: Date, sentMailBefore: Date = .distantPast, unverifiedAccountsBefore: Date = .distantPast, batchSize: Int = 20_000
     ) {
+        self.batchSize = batchSize
         self.sentMailBefore = sentMailBefore
         self.unverifiedAccountsBefore = unverifiedAccountsBefore
         self.now = now
@@ -85,13 +105,20 @@ extension SQLLatchkeyStore: PruningStore {
                 let prefix = name + ":"
                 return "(substr(bucket, 1, \(literal: prefix.unicodeScalars.count)) = \(bind: prefix) AND at <= \(bind: (now - window).stored))"
             }
+            let pastWindow: SQLQueryString = "at < \(bind: rules.hitsBefore.stored)" + pastOwnWindow.map { " OR " + $0 }.joined()
             counts.rateLimitHits = try await delete(
-                "DELETE FROM rate_limit_hits WHERE at < \(bind: rules.hitsBefore.stored)" + pastOwnWindow.map { " OR " + $0 }.joined())
-            counts.refreshTokens = try await delete(
                 """
-                DELETE FROM refresh_tokens WHERE expires_at < \(bind: now.stored)
-                OR (used_at < \(bind: rules.spentTokensBefore.stored)
-                    AND used_at < (SELECT MAX(newer.used_at) FROM refresh_tokens newer WHERE newer.session_id = refresh_tokens.session_id))
+                DELETE FROM rate_limit_hits WHERE (bucket, at, id) IN (
+                    SELECT bucket, at, id FROM rate_limit_hits WHERE \(pastWindow) LIMIT \(literal: rules.batchSize))
+                """)
+            // Two statements, so each finds its rows through its own index (expires_at; the spent tokens' used_at).
+            counts.refreshTokens = try await delete("DELETE FROM refresh_tokens WHERE expires_at < \(bind: now.stored)")
+            counts.refreshTokens += try await delete(
+                """
+                DELETE FROM refresh_tokens WHERE (session_id, token_hash) IN (
+                    SELECT spent.session_id, spent.token_hash FROM refresh_tokens spent WHERE spent.used_at < \(bind: rules.spentTokensBefore.stored)
+                    AND spent.used_at < (SELECT MAX(newer.used_at) FROM refresh_tokens newer WHERE newer.session_id = spent.session_id)
+                    LIMIT \(literal: rules.batchSize))
                 """)
             counts.sessions = try await delete(
                 """

@@ -21,17 +21,26 @@ package struct StorePruner: Service {
     /// Revoked sessions and feed entries are kept this long (other processes' caches trust entries for far less).
     static let retention: TimeInterval = 86_400
 
-    /// One pass, as of the clock's now.
+    /// Rate-limit hits and spent refresh tokens removed per transaction (see ``PruneRules/batchSize``).
+    var batchSize = 20_000
+
+    /// One pass, as of the clock's now: transactions of at most ``batchSize`` hits and spent tokens each, until one
+    /// removes fewer (at most 50).
     @discardableResult
     package func prune() async throws -> PruneCounts {
         let now = self.clock.now()
-        let counts = try await self.store.prune(
-            PruneRules(
-                now: now, hitWindows: self.limitWindows, hitsBefore: now - (self.limitWindows.values.max() ?? Self.retention),
-                spentTokensBefore: now - self.refreshGrace, sessionsBefore: now - Self.retention, feedBefore: now - Self.retention,
-                sentMailBefore: now - self.sentMailAfter, unverifiedAccountsBefore: now - self.unverifiedAccountsAfter))
-        if counts.total > 0 { self.logger.debug("pruned", metadata: ["rows": "\(counts.total)"]) }
-        return counts
+        let rules = PruneRules(
+            now: now, hitWindows: self.limitWindows, hitsBefore: now - (self.limitWindows.values.max() ?? Self.retention),
+            spentTokensBefore: now - self.refreshGrace, sessionsBefore: now - Self.retention, feedBefore: now - Self.retention,
+            sentMailBefore: now - self.sentMailAfter, unverifiedAccountsBefore: now - self.unverifiedAccountsAfter, batchSize: self.batchSize)
+        var total = PruneCounts()
+        for _ in 0..<50 {
+            let counts = try await self.store.prune(rules)
+            total = total.adding(counts)
+            guard counts.rateLimitHits >= rules.batchSize || counts.refreshTokens >= rules.batchSize else { break }
+        }
+        if total.total > 0 { self.logger.debug("pruned", metadata: ["rows": "\(total.total)"]) }
+        return total
     }
 
     package func run() async throws {

@@ -216,6 +216,13 @@ enum Migrations {
                 "ALTER TABLE devices ADD COLUMN secret_rotation_due INTEGER NOT NULL DEFAULT 0"
             ]
         ),
+        (
+            11,
+            [
+                // Pruning finds spent refresh tokens past the grace window without reading the whole table.
+                "CREATE INDEX refresh_tokens_used_at ON refresh_tokens(used_at) WHERE used_at IS NOT NULL"
+            ]
+        ),
     ]
 
     /// Applies every migration not yet recorded, all in one transaction.
