@@ -148,4 +148,16 @@ import Testing
             #expect(otherCase.status == .ok)
         }
     }
+
+    /// `authorize.case-sensitive` is read from the configuration (file, environment or flag) like every other setting.
+    @available(LatchkeyServer 1.0, *)
+    @Test(arguments: [true, false])
+    func caseSensitivityIsReadFromTheSettings(caseSensitive: Bool) async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try Data(#"{"authorize": {"case-sensitive": \#(caseSensitive)}, "tokens": {"dpop": "bound"}}"#.utf8).write(to: file)
+        let configuration = try await LatchkeyConfiguration.load(overrides: [:], configFile: file.path)
+        #expect(configuration.authorizeCaseSensitive == caseSensitive)
+        #expect(configuration.invalidSettings.isEmpty)
+    }
 }

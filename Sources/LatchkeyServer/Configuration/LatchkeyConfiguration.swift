@@ -31,12 +31,12 @@ import Logging
 ///   app behind the proxy routes case-sensitively)
 /// - `limits.*`: abuse limits on the identity endpoints and trusted proxies; see ``AbuseLimits``
 /// - `http.max-body-size` (bytes, default 65536), `http.idle-timeout` (seconds a connection may sit idle, default 60)
-/// - `metrics.port` (serve `GET /metrics` on this port of `host` instead of the API's port), `metrics.token`
-///   (`LATCHKEY_METRICS_TOKEN`, secret: `GET /metrics` then needs `Authorization: Bearer <token>`); with neither,
-///   `GET /metrics` is not served (404) and the start says so
 /// - `http.header-timeout` (seconds from a request head's first byte to its end, default 10), `http.max-connections`
 ///   (open connections of each listener — the API's, `admin.port`'s, `metrics.port`'s — counted apart, default 10000;
 ///   more are closed at once, and a log line says so)
+/// - `metrics.port` (serve `GET /metrics` on this port of `host` instead of the API's port), `metrics.token`
+///   (`LATCHKEY_METRICS_TOKEN`, secret: `GET /metrics` then needs `Authorization: Bearer <token>`); with neither,
+///   `GET /metrics` is not served (404) and the start says so
 /// - `prune.interval` (seconds, default 300): how often rows that no longer decide anything are removed;
 ///   `prune.sent-mail-after` (seconds, default 604800): how long a sent mail stays in the outbox (`latchkey outbox list`);
 ///   `prune.unverified-accounts-after` (seconds, default 604800): how long an address registered without a session and
@@ -80,24 +80,24 @@ public struct LatchkeyConfiguration: Sendable {
     public var authorizationRules: [AuthorizationRule] = []
     /// Which proxy asks the forward-auth endpoint.
     public var authorizeProxy: ForwardAuthProxy = .nginx
-    /// `authorize.routes` entries that could not be read; ``LatchkeyServices/open(configuration:clock:recordIssuer:logger:)`` refuses to start with any.
     /// Whether forward-auth rules match paths case for case (the app behind the proxy routes case-sensitively).
     public var authorizeCaseSensitive = false
+    /// `authorize.routes` entries that could not be read; ``LatchkeyServices/open(configuration:clock:recordIssuer:logger:)`` refuses to start with any.
     public var invalidAuthorizationRules: [String] = []
     public var budgets = BudgetPolicy()
     public var maxBodySize: Int = 64 * 1024
     /// Seconds an HTTP connection may sit idle before the server closes it.
     public var idleTimeout: TimeInterval = 60
-    /// A port of its own for `GET /metrics` (then not served on the API's port).
-    public var metricsPort: Int?
-    /// When set, `GET /metrics` needs `Authorization: Bearer <token>`; without it or ``metricsPort`` it is not served.
-    public var metricsToken: String?
-    /// Seconds between pruning passes.
     /// Seconds a request head may take from its first byte to its end before the server answers 408 and closes.
     public var headerTimeout: TimeInterval = 10
     /// Open connections each listener (the API's, `admin.port`'s, `metrics.port`'s) keeps, counted apart; one more is
     /// closed at once.
     public var maxConnections: Int = 10_000
+    /// A port of its own for `GET /metrics` (then not served on the API's port).
+    public var metricsPort: Int?
+    /// When set, `GET /metrics` needs `Authorization: Bearer <token>`; without it or ``metricsPort`` it is not served.
+    public var metricsToken: String?
+    /// Seconds between pruning passes.
     public var pruneInterval: TimeInterval = 300
     /// Seconds a sent mail stays in the outbox.
     public var pruneSentMailAfter: TimeInterval = 7 * 86_400
@@ -161,14 +161,16 @@ public struct LatchkeyConfiguration: Sendable {
         let proxy = reader.string(forKey: "authorize.proxy", default: defaults.authorizeProxy.rawValue)
         self.authorizeProxy = ForwardAuthProxy(rawValue: proxy) ?? defaults.authorizeProxy
         if ForwardAuthProxy(rawValue: proxy) == nil { self.invalidSettings.append("authorize.proxy must be nginx or traefik, not \"\(proxy)\"") }
-        if let mode = reader.string(forKey: "tokens.dpop"), TokenPolicy.DPoPMode(rawValue: mode) == nil {
         self.authorizeCaseSensitive = reader.bool(forKey: "authorize.case-sensitive", default: defaults.authorizeCaseSensitive)
+        if let mode = reader.string(forKey: "tokens.dpop"), TokenPolicy.DPoPMode(rawValue: mode) == nil {
             self.invalidSettings.append("tokens.dpop must be bound or required, not \"\(mode)\"")
         }
         self.meters = Meter.meters(reader: reader.scoped(to: "meters"), guestActionsPerDay: self.guestLimitations.maxActionsPerDay ?? 5)
         self.budgets = BudgetPolicy(reader: reader)
         self.maxBodySize = reader.int(forKey: "http.max-body-size", default: defaults.maxBodySize)
         self.idleTimeout = reader.double(forKey: "http.idle-timeout", default: defaults.idleTimeout)
+        self.headerTimeout = reader.double(forKey: "http.header-timeout", default: defaults.headerTimeout)
+        self.maxConnections = reader.int(forKey: "http.max-connections", default: defaults.maxConnections)
         self.metricsPort = reader.int(forKey: "metrics.port")
         self.metricsToken = reader.string(forKey: "metrics.token", isSecret: true)
         self.pruneInterval = reader.double(forKey: "prune.interval", default: defaults.pruneInterval)
@@ -177,8 +179,6 @@ public struct LatchkeyConfiguration: Sendable {
         self.verificationCacheCapacity = reader.int(forKey: "cache.capacity", default: defaults.verificationCacheCapacity)
         self.verificationCacheCeiling = reader.double(forKey: "cache.ceiling", default: defaults.verificationCacheCeiling)
         self.profileCacheTTL = reader.double(forKey: "cache.profile-ttl", default: defaults.profileCacheTTL)
-        self.headerTimeout = reader.double(forKey: "http.header-timeout", default: defaults.headerTimeout)
-        self.maxConnections = reader.int(forKey: "http.max-connections", default: defaults.maxConnections)
         self.profileCacheCapacity = reader.int(forKey: "cache.profile-capacity", default: defaults.profileCacheCapacity)
         self.keyReloadInterval = reader.double(forKey: "keys.reload-interval", default: defaults.keyReloadInterval)
         self.keyRetention = reader.double(forKey: "keys.retention", default: defaults.keyRetention)
