@@ -131,6 +131,29 @@ struct EmailSignInTests {
         }
     }
 
+    /// The mail limits are taken before the mail is queued: of 20 resends at once for one address, one is mailed each
+    /// minute, and those held back by the minute's limit do not count against the hour's (five mails, the registration's
+    /// among them, then none).
+    @available(LatchkeyServer 1.0, *)
+    @Test func concurrentResendsQueueOneMailAMinuteAndFiveAnHour() async throws {
+        let peer = try await SMTPPeer.shared()
+        let server = try await TestServer.make { configuration in
+            configuration.useMailPeer(peer)
+            configuration.accountLimits.email.limit = 1000  // the per-client limit out of the way of 100 resends
+        }
+        try await server.test(.live) { client in
+            let email = newAddress()
+            #expect(try await client.register(email, Self.password).status == .created)
+            for minute in 1...4 {
+                server.clock.advance(by: 61)
+                let queued = try await racingMailRequests(20, to: "/api/v1/auth/resend-verification", for: email, client: client, server: server)
+                #expect(queued == 1 + minute, "after the resends of minute \(minute)")
+            }
+            server.clock.advance(by: 61)
+            #expect(try await racingMailRequests(20, to: "/api/v1/auth/resend-verification", for: email, client: client, server: server) == 5)
+        }
+    }
+
     @available(LatchkeyServer 1.0, *)
     @Test func aNewCodeGoesAtMostOnceAMinuteAndReplacesTheOldOne() async throws {
         try await withMailServer { client, server, peer in

@@ -25,6 +25,25 @@ struct PasswordResetTests {
         return mail
     }
 
+    /// The per-address mail limit is taken before the reset mail is queued: 20 requests at once queue one mail a minute.
+    @available(LatchkeyServer 1.0, *)
+    @Test func concurrentResetRequestsQueueOneMailAMinute() async throws {
+        let peer = try await SMTPPeer.shared()
+        let server = try await TestServer.make { configuration in
+            configuration.useMailPeer(peer)
+            configuration.accountLimits.email.limit = 1000  // the per-client limit out of the way of 80 requests
+        }
+        try await server.test(.live) { client in
+            let email = newAddress()
+            _ = try await client.verifiedAccount(email, Self.password, peer: peer)
+            for minute in 1...4 {  // the registration's mail and four more: the hour's five
+                server.clock.advance(by: 61)
+                let queued = try await racingMailRequests(20, to: "/api/v1/auth/reset-password", for: email, client: client, server: server)
+                #expect(queued == 1 + minute, "after the requests of minute \(minute)")
+            }
+        }
+    }
+
     @available(LatchkeyServer 1.0, *)
     @Test func askingForAResetAnswersTheSameForAnUnknownAddress() async throws {
         try await withMailServer { client, server, peer in

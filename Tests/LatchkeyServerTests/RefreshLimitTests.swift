@@ -3,6 +3,7 @@ import HTTPTypes
 import HummingbirdTesting
 import LatchkeyAPI
 import LatchkeyServer
+import NIOCore
 import Testing
 
 /// The limits of `POST /api/v1/auth/refresh`: successes count per session, failures per client IP, and
@@ -51,6 +52,28 @@ import Testing
             #expect(Self.header(refused, "X-RateLimit-Remaining") == "0")
             server.clock.advance(by: 300)
             #expect(try await client.refresh(Self.madeUp()).status == .unauthorized)
+        }
+    }
+
+    /// A failure is counted before the refresh is tried: of 20 made-up tokens at once from one address, at most the
+    /// limit's 5 are tried (401) and the rest held back (429); a real token still refreshes, and its success is not counted.
+    @available(LatchkeyServer 1.0, *)
+    @Test func concurrentFailedRefreshesGetAtMostTheLimitOfTries() async throws {
+        try await withServer(.live, configure: Self.limited { $0.refreshFailures.limit = 5 }) { client, _ async throws in
+            let pair = try await client.registerDevice()
+            let answers = try await racing(20, port: try #require(client.port)) { _ in
+                let body = #"{"refresh_token":"\#(Self.madeUp(for: pair.sessionID))"}"#
+                return .init("/api/v1/auth/refresh", method: .post, headers: [.contentType: "application/json"], body: ByteBuffer(string: body))
+            }
+            let tried = answers.filter { $0 == RacedAnswer(status: .unauthorized, code: .invalidGrant) }.count
+            #expect(tried <= 5 && tried > 0, "\(tried) made-up refresh tokens were tried")
+            #expect(answers.filter { $0 == RacedAnswer(status: .tooManyRequests, code: .rateLimited) }.count == 20 - tried)
+            let refused = try await client.refresh(Self.madeUp())
+            #expect(refused.status == .tooManyRequests)
+            #expect(Self.header(refused, "Retry-After") == "300")
+            let real = try await client.refresh(pair.refreshToken)
+            #expect(real.status == .ok)
+            #expect(Self.header(real, "X-RateLimit-Limit") == "30")  // the session's count, not the address's
         }
     }
 

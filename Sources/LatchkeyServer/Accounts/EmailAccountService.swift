@@ -306,16 +306,27 @@ package final class EmailAccountService: Sendable {
         do { return try EmailAddress(parsing: email) } catch { throw .invalidEmail(error.description) }
     }
 
-    /// Whether another mail may go to `address` now (at most one a minute and five an hour); counts it when it may.
+    /// Whether another mail may go to `address` now (at most one a minute and five an hour); counts it against both when
+    /// it may. Each limit takes the mail atomically before it is queued (``RateLimiter/attempting(_:key:refusal:failed:_:)``),
+    /// so of concurrent requests for one address at most one a minute gets a mail; a request refused by either limit
+    /// counts against neither (the hour's refusal gives the minute's hit back), so refusals never use up the hour.
     private func mayMail(_ address: EmailAddress) async throws -> Bool {
-        for policy in [self.limits.mailPerMinute, self.limits.mailPerHour] {
-            if try await self.limiter.overLimit(policy, key: address.key) != nil {
-                self.logger.info("mail to an address held back by its limit", metadata: ["limit": "\(policy.name)"])
-                return false
+        let (minute, hour) = (self.limits.mailPerMinute, self.limits.mailPerHour)
+        do {
+            // Every mail counts (`failed` is always true): a hit goes back only when a refusal is thrown through it.
+            try await self.limiter.attempting(minute, key: address.key, refusal: { _ in MailHeldBack(limit: minute.name) }, failed: { _ in true }) {
+                try await self.limiter.attempting(hour, key: address.key, refusal: { _ in MailHeldBack(limit: hour.name) }, failed: { _ in true }) {}
             }
+            return true
+        } catch let heldBack as MailHeldBack {
+            self.logger.info("mail to an address held back by its limit", metadata: ["limit": "\(heldBack.limit)"])
+            return false
         }
-        for policy in [self.limits.mailPerMinute, self.limits.mailPerHour] { _ = try await self.limiter.hit(policy, key: address.key) }
-        return true
+    }
+
+    /// ``mayMail(_:)``'s refusal by the policy named `limit`.
+    private struct MailHeldBack: Error {
+        let limit: String
     }
 
     private func lookup(token: String?, email: String?, code: String?, purpose: EmailCodePurpose) throws -> EmailCodeLookup {

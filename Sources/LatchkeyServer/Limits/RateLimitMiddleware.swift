@@ -21,7 +21,7 @@ struct RateLimitMiddleware: RouterMiddleware {
 }
 
 /// Counts only the failures of a route per client, for routes whose clients share addresses with strangers (a
-/// carrier NAT): a success costs one read. Over the limit, `worthTrying` (given the request with its body collected)
+/// carrier NAT): a failure stays counted, a success is given back. Over the limit, `worthTrying` (given the request with its body collected)
 /// decides whether the request still runs and gets its own answer — a refresh token this server issued does, so the
 /// address's real users are not locked out by someone else's failures — or gets 429.
 @available(LatchkeyServer 1.0, *)

@@ -2,7 +2,7 @@ import Foundation
 
 @available(LatchkeyServer 1.0, *)
 extension RateLimiter {
-    /// Runs `check` (a password check) as one attempt of `key` against `policy`, a limit of failures.
+    /// Runs `check` (a password check, a refresh, a mail) as one attempt of `key` against `policy`, a limit of failures.
     ///
     /// The attempt is counted before `check` runs, in one atomic step ("take one unless over the limit", serialised per
     /// bucket on both databases and across processes), so of any number of concurrent attempts at most `policy.limit` are

@@ -23,14 +23,6 @@ package struct RateLimiter: Sendable {
         try await self.store.removeHits(bucket: Self.bucket(policy, key))
     }
 
-    /// Whether `key` is over `policy` now, counting nothing; when it is, the time its oldest hit leaves the window.
-    func overLimit(_ policy: RateLimitPolicy, key: String) async throws -> Date? {
-        guard policy.isEnabled else { return nil }
-        let now = self.clock.now()
-        let hits = try await self.store.hits(bucket: Self.bucket(policy, key), window: policy.window, now: now)
-        return hits.count >= policy.limit ? (hits.oldest ?? now) + policy.window : nil
-    }
-
     var now: Date { self.clock.now() }
 
     /// Buckets hold hashed keys: client IPs and device IDs are not stored in the clear.

@@ -43,28 +43,35 @@ extension RateLimiter {
     }
 
     /// Counts only the failures of `key`, for callers that share a key with strangers (a client IP behind a
-    /// carrier NAT): a success costs one read, a failure (an error or a non-2xx answer) is recorded.
+    /// carrier NAT): a failure (an error or a non-2xx answer) stays counted, a success is given back.
     ///
-    /// Over the limit, `worthTrying` decides: a request it vouches for (a refresh token this server issued)
+    /// Each request takes one failure of the limit before it runs (``attempting(_:key:refusal:failed:_:)``: atomic, so of
+    /// concurrent requests at most `policy.limit` run and fail; counting after the failure let every request in flight
+    /// through). Over the limit, `worthTrying` decides: a request it vouches for (a refresh token this server issued)
     /// runs and gets its own answer, so the key's real users are not locked out by someone else's failures;
     /// any other gets 429 `rate_limited` with the policy's headers and `Retry-After`. The policy's headers
     /// appear on that 429 only: its count is of other callers' mistakes.
     func limitingFailures(
         _ policy: RateLimitPolicy, key: String, worthTrying: () async throws -> Bool, _ body: () async throws -> Response
     ) async throws -> Response {
-        if let resetAt = try await self.overLimit(policy, key: key) {
-            guard try await worthTrying() else { throw self.refusal(policy, resetAt: resetAt) }
+        let outcome: Result<Response, any Error>
+        do {
+            outcome = try await self.attempting(
+                policy, key: key, refusal: { OverFailureLimit(resetAt: $0) }, failed: { !Self.succeeded($0) }
+            ) {
+                // The request's own error is its answer, and a failure: it stays counted.
+                do { return .success(try await body()) } catch { return .failure(error) }
+            }
+        } catch let over as OverFailureLimit {
+            guard try await worthTrying() else { throw self.refusal(policy, resetAt: over.resetAt) }
             return try await body()
         }
-        let response: Response
-        do {
-            response = try await body()
-        } catch {
-            _ = try? await self.hit(policy, key: key)  // the request's own error is the answer
-            throw error
-        }
-        if !(200..<300).contains(response.status.code) { _ = try await self.hit(policy, key: key) }
-        return response
+        return try outcome.get()
+    }
+
+    private static func succeeded(_ outcome: Result<Response, any Error>) -> Bool {
+        guard case .success(let response) = outcome else { return false }
+        return (200..<300).contains(response.status.code)
     }
 
     /// 429 `rate_limited` with the policy's headers and `Retry-After`.
@@ -118,6 +125,11 @@ enum ClientNetwork {
         let groups = stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
         return groups.joined(separator: ":") + "::/64"
     }
+}
+
+/// ``RateLimiter/limitingFailures(_:key:worthTrying:_:)``'s refusal before it asks whether the request is worth trying.
+private struct OverFailureLimit: Error {
+    let resetAt: Date
 }
 
 /// A request over `policy` until `resetAt`: 429 `rate_limited` with the policy's headers and `Retry-After`.
