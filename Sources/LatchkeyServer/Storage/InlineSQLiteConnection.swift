@@ -63,14 +63,21 @@ final class InlineSQLiteConnection: SQLDatabase, @unchecked Sendable {
     /// waits by suspending and trying again, never by blocking a thread of Swift's cooperative pool (on 2 cores that is
     /// half of it), and gives up with ``StoreError/unavailable(_:)`` after ``busyTimeout``.
     func execute(sql query: any SQLExpression, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
+        try await self.execute(sql: query, waitingAtMost: self.busyTimeout, onRow)
+    }
+
+    /// ``execute(sql:_:)`` giving up after `wait`; nil waits however long another process holds the lock.
+    func execute(sql query: any SQLExpression, waitingAtMost wait: Duration?, _ onRow: @escaping @Sendable (any SQLRow) -> Void) async throws {
         let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: self.busyTimeout)
+        let deadline = wait.map { clock.now.advanced(by: $0) }
         var pause = Duration.milliseconds(1)
         while true {
             do {
                 return try self.runOnce(query, onRow)
             } catch is Busy {
-                guard clock.now < deadline else { throw StoreError.unavailable("the database file was locked for longer than its timeout") }
+                if let deadline, clock.now >= deadline {
+                    throw StoreError.unavailable("the database file was locked for longer than its timeout")
+                }
                 try await Task.sleep(for: pause)
                 pause = min(pause * 2, .milliseconds(25))
             }

@@ -14,6 +14,10 @@ import ServiceLifecycle
 package protocol LatchkeyDatabase: Service {
     /// Runs `body` in one transaction.
     func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T
+    /// Runs `body` in one transaction without the request's deadline: it waits for locks (SQLite's writer, another
+    /// process's migration) and runs however long it takes; `database.timeout` bounds only reaching the database. For
+    /// the migrations at start-up, never for a request's work.
+    func patientTransaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T
     /// Runs read-only statements that need no transaction.
     func read<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T
     /// Runs `body`, which runs exactly one read-only statement: a statement is its own snapshot, so nothing is

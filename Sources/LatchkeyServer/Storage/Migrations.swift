@@ -229,11 +229,12 @@ enum Migrations {
     ///
     /// Safe when several processes start at once on an empty database: on PostgreSQL the transaction
     /// first takes an advisory lock (one per schema), so one process applies the migrations while the others wait and
-    /// then find them recorded; on SQLite the write transaction itself excludes other writers.
+    /// then find them recorded; on SQLite the write transaction itself excludes other writers. The transaction is patient
+    /// (``LatchkeyDatabase/patientTransaction(_:)``): neither that wait nor a long migration is cut off at `database.timeout`.
     static func run(on database: any LatchkeyDatabase, clock: any WallClock, logger: Logger) async throws {
         let dialect = database.dialect
         let now = clock.now().timeIntervalSince1970
-        let applied = try await database.transaction { sql -> [Int] in
+        let applied = try await database.patientTransaction { sql -> [Int] in
             if dialect == .postgresql {
                 try await sql.raw("SELECT pg_advisory_xact_lock(hashtextextended('latchkey migrations ' || current_schema(), 0))").run()
             }

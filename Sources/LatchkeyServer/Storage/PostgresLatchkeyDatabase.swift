@@ -13,8 +13,9 @@ import Synchronization
 /// Each ``transaction(_:)`` runs on one pooled connection between `BEGIN` and `COMMIT` (READ COMMITTED);
 /// the stores make their read-modify-write steps safe under concurrency with conditional updates and
 /// row or advisory locks. Every operation — waiting for a connection included — is bounded by
-/// `database.timeout`: when PostgreSQL is away, callers get ``StoreError/unavailable(_:)`` (HTTP 503)
-/// within that bound instead of waiting, and the pool reconnects by itself once PostgreSQL is back.
+/// `database.timeout` (a ``patientTransaction(_:)``, the migrations', only in waiting for its connection): when
+/// PostgreSQL is away, callers get ``StoreError/unavailable(_:)`` (HTTP 503) within that bound instead of waiting, and
+/// the pool reconnects by itself once PostgreSQL is back.
 ///
 /// The pool (PostgresNIO's `PostgresClient`, itself a `Service`) runs in ``run()``: in `serve`'s service group, or for
 /// the length of a CLI call; operations wait for it to be running.
@@ -107,15 +108,32 @@ package final class PostgresLatchkeyDatabase: LatchkeyDatabase {
     /// SQLSTATE 57014), and a transaction whose caller was already answered rolls back instead of committing. Once
     /// `COMMIT` is sent, the caller waits for its outcome.
     package func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        try await self.transaction(patient: false, body)
+    }
+
+    /// A transaction with no deadline (migrations): it waits for its connection within the timeout, so an unreachable
+    /// PostgreSQL still fails fast, and from then on for as long as it takes (another process's migration, a table
+    /// rebuild, an index build), with no `statement_timeout` of its own.
+    package func patientTransaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        try await self.transaction(patient: true, body)
+    }
+
+    private func transaction<T: Sendable>(
+        patient: Bool, _ body: @escaping @Sendable (any SQLDatabase) async throws -> T
+    ) async throws -> T {
         try await self.withConnection { connection, deadline in
+            // Patient: the deadline bounded the wait for the connection; from here on the caller waits for the outcome.
+            if patient, !deadline.claimCommit() { throw StoreError.unavailable("no connection within \(self.timeout)") }
             let sql = connection.sql(queryLogLevel: nil)
             try await sql.raw("BEGIN").run()
             do {
-                // 0 would turn the timeout off: at least a millisecond.
-                let milliseconds = max(1, Int(deadline.remaining / .milliseconds(1)))
-                try await sql.raw("SELECT set_config('statement_timeout', \(bind: "\(milliseconds)ms"), true)").run()
+                if !patient {
+                    // 0 would turn the timeout off: at least a millisecond.
+                    let milliseconds = max(1, Int(deadline.remaining / .milliseconds(1)))
+                    try await sql.raw("SELECT set_config('statement_timeout', \(bind: "\(milliseconds)ms"), true)").run()
+                }
                 let result = try await body(sql)
-                guard deadline.claimCommit() else { throw StoreError.unavailable("no answer within \(self.timeout)") }
+                guard patient || deadline.claimCommit() else { throw StoreError.unavailable("no answer within \(self.timeout)") }
                 try await sql.raw("COMMIT").run()
                 return result
             } catch {

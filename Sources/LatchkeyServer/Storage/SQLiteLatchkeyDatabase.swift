@@ -62,9 +62,20 @@ package final class SQLiteLatchkeyDatabase: LatchkeyDatabase {
     }
 
     package func transaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        try await self.transaction(patient: false, body)
+    }
+
+    /// Waits for the writer, and for another process's write lock, however long it takes.
+    package func patientTransaction<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
+        try await self.transaction(patient: true, body)
+    }
+
+    private func transaction<T: Sendable>(
+        patient: Bool, _ body: @escaping @Sendable (any SQLDatabase) async throws -> T
+    ) async throws -> T {
         let connection = self.writer.connection
-        return try await self.writer.lock.withLock {
-            try await connection.raw("BEGIN IMMEDIATE").run()
+        return try await self.writer.lock.withLock(patient: patient) {
+            try await connection.execute(sql: SQLRaw("BEGIN IMMEDIATE"), waitingAtMost: patient ? nil : connection.busyTimeout) { _ in }
             do {
                 let result = try await body(connection)
                 try await connection.raw("COMMIT").run()
