@@ -1,6 +1,7 @@
 import Foundation
 import LatchkeyAPI
 import Logging
+import SQLKit
 import Testing
 
 // `@testable`: the records' memberwise initialisers and `Migrations` are internal. Debug builds (the
@@ -265,23 +266,132 @@ extension StoreContract {
             #expect(try await store.hits(bucket: "shortened:a", window: 3600, now: at(600)).count == 1)
             #expect(try await store.hits(bucket: "long:a", window: 3600, now: at(600)).count == 1)
         },
-        StoreContract("pruning removes at most a batch of hits and of spent refresh tokens per pass") { store async throws in
-            for second in 0..<5 { _ = try await store.recordHit(bucket: "short:a", limit: 10, window: 3600, now: at(Double(second))) }
-            let (_, session) = try await registerDevice(store)
-            var presented = session.refreshTokenHash
-            for second in 1...5 {
+        StoreContract("one pruning pass removes a backlog of many batches of every kind, batch by batch, and nothing that must stay") {
+            store async throws in
+            // Seven of each kind to go with a batch of two: each delete needs four transactions. One of each kind stays.
+            let backlog = 0..<7
+            func insert(_ statement: SQLQueryString) async throws {
+                try await store.database.transaction { sql in try await sql.raw(statement).run() }
+            }
+            func newUser() async throws -> String {
+                let user = newID()
+                #expect(try await store.registerUser(id: user, kind: .device, at: at(0)))
+                return user
+            }
+            func address(of user: String, verified: Bool = false, attached: Bool = false) async throws {
+                let email = newID() + "@example.com"
+                try await insert(
+                    """
+                    INSERT INTO email_accounts (user_id, email, email_key, password_hash, verified_at, created_at, password_changed_at, attached)
+                    VALUES (\(bind: user), \(bind: email), \(bind: email), 'hash', \(bind: verified ? at(1).stored : nil), \(bind: at(0).stored),
+                        \(bind: at(0).stored), \(bind: attached ? 1 : 0))
+                    """)
+            }
+            func code(for user: String, expiresAt: Date) async throws {
+                try await insert(
+                    """
+                    INSERT INTO email_codes (user_id, purpose, code_hash, link_hash, attempts, created_at, expires_at)
+                    VALUES (\(bind: user), 'verify', 'code', \(bind: newID()), 0, \(bind: at(0).stored), \(bind: expiresAt.stored))
+                    """)
+            }
+            func mail(sentAt: Date?) async throws {
+                try await insert(
+                    """
+                    INSERT INTO outbox (recipient, purpose, message_id, created_at, next_attempt_at, attempts, sent_at)
+                    VALUES ('someone@example.com', 'verify', \(bind: newID()), \(bind: at(0).stored), \(bind: at(0).stored), 0,
+                        \(bind: sentAt?.stored))
+                    """)
+            }
+            // Rate-limit hits past their policy's window, and one within it.
+            for second in backlog { _ = try await store.recordHit(bucket: "short:a", limit: 100, window: 3600, now: at(Double(second))) }
+            _ = try await store.recordHit(bucket: "short:b", limit: 100, window: 3600, now: at(990))
+            // A live session's spent refresh tokens: all but the newest spent go.
+            let (_, chained) = try await registerDevice(store)
+            var presented = chained.refreshTokenHash
+            for second in 1...8 {
                 let next = "hash-" + newID()
                 _ = try await store.rotateRefreshToken(
-                    sessionID: session.id, presentedHash: presented, successorHash: next, successorExpiresAt: at(100_000), now: at(Double(second)),
+                    sessionID: chained.id, presentedHash: presented, successorHash: next, successorExpiresAt: at(100_000), now: at(Double(second)),
                     graceWindow: 10)
                 presented = next
             }
+            // Sessions whose refresh token expired (the token goes, then the session), and sessions revoked long ago (each
+            // revocation a feed entry: all but the newest go).
+            let owner = try await newUser()
+            for _ in backlog { try await store.createSession(newSession(user: owner, at: at(0), expiresIn: 100)) }
+            for _ in backlog {
+                let (_, session) = try await registerDevice(store)
+                #expect(try await store.revokeSession(id: session.id, reason: "test", at: at(0)))
+            }
+            _ = try await store.revokeSession(id: try await registerDevice(store).session.id, reason: "test", at: at(0))
+            // Spent nonces and DPoP proofs past their expiry, one of each not.
+            for index in 0..<8 {
+                _ = try await store.completeSignIn(
+                    appleIdentity(), linkingTo: nil, newUserID: newID(),
+                    nonce: SpentNonce(hash: "nonce-\(index)", expiresAt: index == 7 ? at(10_000) : at(50)),
+                    session: newSession(user: "", at: at(0), expiresIn: 100_000), now: at(0))
+                var proven = newSession(user: owner, at: at(0), expiresIn: 100_000)
+                proven.proof = proof("key", jti: "proof-\(index)", expiresAt: index == 7 ? at(10_000) : at(50))
+                try await store.createSession(proven)
+            }
+            // Sent mails (one sent lately, one pending), expired email codes (one live).
+            for _ in backlog { try await mail(sentAt: at(10)) }
+            try await mail(sentAt: at(990))
+            try await mail(sentAt: nil)
+            for _ in backlog { try await code(for: try await newUser(), expiresAt: at(50)) }
+            let coded = try await newUser()
+            try await code(for: coded, expiresAt: at(10_000))
+            // Abandoned registrations, their users with them; and those that stay: one with a live code, one attached to an
+            // existing user, one verified, and one whose user has a device (only the address goes).
+            var abandoned: [String] = []
+            for _ in backlog {
+                let user = try await newUser()
+                try await address(of: user)
+                abandoned.append(user)
+            }
+            try await address(of: coded)
+            let attached = try await newUser()
+            try await address(of: attached, attached: true)
+            let verified = try await newUser()
+            try await address(of: verified, verified: true)
+            let device = try await registerDevice(store).device
+            try await address(of: device.userID)
+
             let rules = PruneRules(
-                now: at(1000), hitWindows: ["short": 60], hitsBefore: at(-3600), spentTokensBefore: at(990), sessionsBefore: at(0),
-                feedBefore: at(0), batchSize: 2)
-            let passes = try await [store.prune(rules), store.prune(rules), store.prune(rules)]
-            #expect(passes.map(\.rateLimitHits) == [2, 2, 1])
-            #expect(passes.map(\.refreshTokens) == [2, 2, 0])  // four of the five spent: the newest stays for its lost answer
+                now: at(1000), hitWindows: ["short": 60], hitsBefore: at(-3600), spentTokensBefore: at(990), sessionsBefore: at(500),
+                feedBefore: at(500), sentMailBefore: at(500), unverifiedAccountsBefore: at(500), batchSize: 2)
+            let counts = try await store.prune(rules)
+            #expect(counts.rateLimitHits == 7)
+            #expect(counts.refreshTokens == 7 + 7)  // the expired ones, and seven of the eight spent: the newest stays for its lost answer
+            #expect(counts.sessions == 7 + 8)
+            #expect(counts.nonces == 7)
+            #expect(counts.proofs == 7)
+            #expect(counts.revocations == 7)
+            #expect(counts.sentMails == 7)
+            #expect(counts.emailCodes == 7)
+            #expect(counts.users == 7)
+            #expect(counts.unverifiedAccounts == 7 + 1)
+            // What must stay, stays.
+            func rows(_ table: String, _ condition: SQLQueryString = "1 = 1") async throws -> Int {
+                try await store.database.transaction { sql in
+                    try await sql.raw("SELECT COUNT(*) AS n FROM \(ident: table) WHERE \(condition)").first()?.decode(column: "n", as: Int.self) ?? -1
+                }
+            }
+            #expect(try await rows("rate_limit_hits") == 1)
+            #expect(try await store.isRefreshTokenSpent(sessionID: chained.id, hash: presented) == false)
+            #expect(try await rows("refresh_tokens", "session_id = \(bind: chained.id)") == 2)
+            #expect(try await store.session(id: chained.id)?.revokedAt == nil)
+            #expect(try await rows("used_nonces") == 1)
+            #expect(try await rows("dpop_proofs") == 1)
+            #expect(try await rows("revocations") == 1)
+            #expect(try await rows("outbox") == 2)
+            #expect(try await rows("email_codes") == 1)
+            for user in abandoned { #expect(try await store.user(id: user) == nil) }
+            for user in [coded, attached, verified, device.userID] { #expect(try await store.user(id: user) != nil) }
+            #expect(try await rows("email_accounts") == 3)
+            #expect(try await rows("email_accounts", "user_id = \(bind: device.userID)") == 0)
+            // A second pass finds nothing.
+            #expect(try await store.prune(rules).total == 0)
         },
         StoreContract("pruning removes spent refresh tokens past the grace window, but never the one whose successor is unused") {
             store async throws in

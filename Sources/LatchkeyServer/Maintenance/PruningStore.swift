@@ -17,22 +17,6 @@ package struct PruneCounts: Sendable, Equatable {
     /// The users of those that nothing else hung on.
     package var users = 0
 
-    /// These counts and `other`'s, for passes run one after another.
-    package func adding(_ other: PruneCounts) -> PruneCounts {
-        var sum = self
-        sum.rateLimitHits += other.rateLimitHits
-        sum.refreshTokens += other.refreshTokens
-        sum.sessions += other.sessions
-        sum.nonces += other.nonces
-        sum.proofs += other.proofs
-        sum.revocations += other.revocations
-        sum.sentMails += other.sentMails
-        sum.emailCodes += other.emailCodes
-        sum.unverifiedAccounts += other.unverifiedAccounts
-        sum.users += other.users
-        return sum
-    }
-
     package var total: Int {
         self.rateLimitHits + self.refreshTokens + self.sessions + self.nonces + self.proofs + self.revocations + self.sentMails + self.emailCodes
             + self.unverifiedAccounts
@@ -61,8 +45,8 @@ package struct PruneRules: Sendable {
     /// the users registration made for them when nothing else (a device, an identity, a session, an access code, a budget
     /// or usage) hangs on those users.
     package var unverifiedAccountsBefore: Date
-    /// At most this many rate-limit hits, and as many spent refresh tokens, go in one pass: a backlog (after an upgrade or a
-    /// long stop) then takes several short passes instead of one transaction that outlives `database.timeout`.
+    /// Each delete goes in transactions of at most this many rows, repeated until one removes fewer: a backlog (after an
+    /// upgrade or a long stop) takes several short transactions in one pass instead of one that outlives `database.timeout`.
     package var batchSize: Int
 
     package init(
@@ -95,75 +79,89 @@ package protocol PruningStore: Sendable {
 extension SQLLatchkeyStore: PruningStore {
     package func prune(_ rules: PruneRules) async throws -> PruneCounts {
         let now = rules.now
-        return try await self.database.transaction { sql in
-            func delete(_ statement: SQLQueryString) async throws -> Int {
-                try await sql.raw("\(statement) RETURNING 1 AS gone").all().count
-            }
-            var counts = PruneCounts()
-            // Buckets are `<policy name>:<hashed key>`.
-            let pastOwnWindow = rules.hitWindows.sorted { $0.key < $1.key }.map { name, window -> SQLQueryString in
-                let prefix = name + ":"
-                return "(substr(bucket, 1, \(literal: prefix.unicodeScalars.count)) = \(bind: prefix) AND at <= \(bind: (now - window).stored))"
-            }
-            let pastWindow: SQLQueryString = "at < \(bind: rules.hitsBefore.stored)" + pastOwnWindow.map { " OR " + $0 }.joined()
-            counts.rateLimitHits = try await delete(
-                """
-                DELETE FROM rate_limit_hits WHERE (bucket, at, id) IN (
-                    SELECT bucket, at, id FROM rate_limit_hits WHERE \(pastWindow) LIMIT \(literal: rules.batchSize))
+        func delete(from table: String, key: [String], where condition: SQLQueryString) async throws -> Int {
+            try await self.deleteInBatches(from: table, key: key, where: condition, batchSize: rules.batchSize)
+        }
+        var counts = PruneCounts()
+        // Buckets are `<policy name>:<hashed key>`.
+        let pastOwnWindow = rules.hitWindows.sorted { $0.key < $1.key }.map { name, window -> SQLQueryString in
+            let prefix = name + ":"
+            return "(substr(bucket, 1, \(literal: prefix.unicodeScalars.count)) = \(bind: prefix) AND at <= \(bind: (now - window).stored))"
+        }
+        counts.rateLimitHits = try await delete(
+            from: "rate_limit_hits", key: ["bucket", "at", "id"],
+            where: "at < \(bind: rules.hitsBefore.stored)" + pastOwnWindow.map { " OR " + $0 }.joined())
+        // Two deletes, so each finds its rows through its own index (expires_at; the spent tokens' used_at).
+        counts.refreshTokens = try await delete(
+            from: "refresh_tokens", key: ["session_id", "token_hash"], where: "expires_at < \(bind: now.stored)")
+        counts.refreshTokens += try await delete(
+            from: "refresh_tokens", key: ["session_id", "token_hash"],
+            where: """
+                used_at < \(bind: rules.spentTokensBefore.stored)
+                AND used_at < (SELECT MAX(newer.used_at) FROM refresh_tokens newer WHERE newer.session_id = refresh_tokens.session_id)
                 """)
-            // Two statements, so each finds its rows through its own index (expires_at; the spent tokens' used_at).
-            counts.refreshTokens = try await delete("DELETE FROM refresh_tokens WHERE expires_at < \(bind: now.stored)")
-            counts.refreshTokens += try await delete(
-                """
-                DELETE FROM refresh_tokens WHERE (session_id, token_hash) IN (
-                    SELECT spent.session_id, spent.token_hash FROM refresh_tokens spent WHERE spent.used_at < \(bind: rules.spentTokensBefore.stored)
-                    AND spent.used_at < (SELECT MAX(newer.used_at) FROM refresh_tokens newer WHERE newer.session_id = spent.session_id)
-                    LIMIT \(literal: rules.batchSize))
-                """)
-            counts.sessions = try await delete(
-                """
-                DELETE FROM sessions WHERE revoked_at < \(bind: rules.sessionsBefore.stored)
+        counts.sessions = try await delete(
+            from: "sessions", key: ["id"],
+            where: """
+                revoked_at < \(bind: rules.sessionsBefore.stored)
                 OR NOT EXISTS (SELECT 1 FROM refresh_tokens r WHERE r.session_id = sessions.id)
                 """)
-            counts.nonces = try await delete("DELETE FROM used_nonces WHERE expires_at < \(bind: now.stored)")
-            counts.proofs = try await delete("DELETE FROM dpop_proofs WHERE expires_at < \(bind: now.stored)")
-            // The newest entry stays: SQLite would otherwise hand out its sequence number again once the table is
-            // empty, and running processes, whose cursor is past it, would never read the new entries.
-            counts.revocations = try await delete(
-                "DELETE FROM revocations WHERE created_at < \(bind: rules.feedBefore.stored) AND seq < (SELECT MAX(seq) FROM revocations)")
-            counts.sentMails = try await delete("DELETE FROM outbox WHERE sent_at < \(bind: rules.sentMailBefore.stored)")
-            counts.emailCodes = try await delete("DELETE FROM email_codes WHERE expires_at < \(bind: now.stored)")
-            (counts.unverifiedAccounts, counts.users) = try await Self.pruneUnverifiedAccounts(before: rules.unverifiedAccountsBefore, on: sql)
-            return counts
-        }
+        counts.nonces = try await delete(from: "used_nonces", key: ["nonce_hash"], where: "expires_at < \(bind: now.stored)")
+        counts.proofs = try await delete(from: "dpop_proofs", key: ["jti_hash"], where: "expires_at < \(bind: now.stored)")
+        // The newest entry stays: SQLite would otherwise hand out its sequence number again once the table is
+        // empty, and running processes, whose cursor is past it, would never read the new entries.
+        counts.revocations = try await delete(
+            from: "revocations", key: ["seq"],
+            where: "created_at < \(bind: rules.feedBefore.stored) AND seq < (SELECT MAX(newest.seq) FROM revocations newest)")
+        counts.sentMails = try await delete(from: "outbox", key: ["id"], where: "sent_at < \(bind: rules.sentMailBefore.stored)")
+        counts.emailCodes = try await delete(from: "email_codes", key: ["user_id", "purpose"], where: "expires_at < \(bind: now.stored)")
+        // Addresses registered without a session (`attached = 0`: the registration made their user), never verified, older
+        // than the rule and without a live code (expired ones are gone by now); deleting the user takes its address along.
+        let abandoned: SQLQueryString = """
+            SELECT a.user_id FROM email_accounts a
+            WHERE a.verified_at IS NULL AND a.attached = 0 AND a.created_at < \(bind: rules.unverifiedAccountsBefore.stored)
+            """
+        counts.users = try await delete(
+            from: "users", key: ["id"],
+            where: """
+                id IN (\(abandoned))
+                AND NOT EXISTS (SELECT 1 FROM email_codes c WHERE c.user_id = users.id)
+                AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.user_id = users.id)
+                AND NOT EXISTS (SELECT 1 FROM identities i WHERE i.user_id = users.id)
+                AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.user_id = users.id)
+                AND NOT EXISTS (SELECT 1 FROM access_codes k WHERE k.user_id = users.id)
+                AND NOT EXISTS (SELECT 1 FROM budgets b WHERE b.user_id = users.id)
+                AND NOT EXISTS (SELECT 1 FROM usage_records u WHERE u.user_id = users.id)
+                """)
+        // A user something else hangs on keeps it; only the address that never worked goes.
+        let addresses = try await delete(
+            from: "email_accounts", key: ["user_id"],
+            where: "user_id IN (\(abandoned)) AND NOT EXISTS (SELECT 1 FROM email_codes c WHERE c.user_id = email_accounts.user_id)")
+        counts.unverifiedAccounts = counts.users + addresses
+        return counts
     }
 
-    /// Addresses registered without a session (`attached = 0`: the registration made their user), never verified, older
-    /// than `time` and without a live code (expired ones are gone by now); deleting the user takes its address along.
-    private static func pruneUnverifiedAccounts(before time: Date, on sql: any SQLDatabase) async throws -> (accounts: Int, users: Int) {
-        let abandoned: SQLQueryString =
-            "SELECT a.user_id FROM email_accounts a WHERE a.verified_at IS NULL AND a.attached = 0 AND a.created_at < \(bind: time.stored)"
-        let users = try await sql.raw(
-            """
-            DELETE FROM users WHERE id IN (\(abandoned))
-            AND NOT EXISTS (SELECT 1 FROM email_codes c WHERE c.user_id = users.id)
-            AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.user_id = users.id)
-            AND NOT EXISTS (SELECT 1 FROM identities i WHERE i.user_id = users.id)
-            AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.user_id = users.id)
-            AND NOT EXISTS (SELECT 1 FROM access_codes k WHERE k.user_id = users.id)
-            AND NOT EXISTS (SELECT 1 FROM budgets b WHERE b.user_id = users.id)
-            AND NOT EXISTS (SELECT 1 FROM usage_records u WHERE u.user_id = users.id)
+    /// Deletes every row of `table` that `condition` selects, at most `batchSize` rows per transaction, and goes on while a
+    /// transaction removes a full batch: a backlog (after an upgrade or a long stop) takes several short transactions, each
+    /// well within `database.timeout`, where one unbounded delete would be cut off and rolled back on every pass.
+    ///
+    /// `condition` is evaluated over `table` under its own name (so it may name `table.column` in correlated subqueries) and is
+    /// checked afresh by each transaction. Rows are picked by `key`, the table's primary key: on SQLite most tables are
+    /// `WITHOUT ROWID` (no rowid to pick by), and on PostgreSQL the key's index finds each row.
+    private func deleteInBatches(from table: String, key: [String], where condition: SQLQueryString, batchSize: Int) async throws -> Int {
+        let limit = max(batchSize, 1)
+        let picked: SQLQueryString = key.count == 1 ? "\(ident: key[0])" : "(\(idents: key, joinedBy: ", "))"
+        let statement: SQLQueryString = """
+            DELETE FROM \(ident: table) WHERE \(picked) IN (
+                SELECT \(idents: key, joinedBy: ", ") FROM \(ident: table) WHERE (\(condition)) LIMIT \(literal: limit))
             RETURNING 1 AS gone
             """
-        ).all().count
-        // A user something else hangs on keeps it; only the address that never worked goes.
-        let accounts = try await sql.raw(
-            """
-            DELETE FROM email_accounts WHERE user_id IN (\(abandoned))
-            AND NOT EXISTS (SELECT 1 FROM email_codes c WHERE c.user_id = email_accounts.user_id)
-            RETURNING 1 AS gone
-            """
-        ).all().count
-        return (users + accounts, users)
+        var removed = 0
+        while true {
+            let batch = try await self.database.transaction { sql in try await sql.raw(statement).all().count }
+            removed += batch
+            guard batch >= limit else { return removed }
+            try Task.checkCancellation()
+        }
     }
 }

@@ -3,8 +3,8 @@ import Logging
 import ServiceLifecycle
 
 /// Removes rows that no longer decide anything (``PruningStore``) every `prune.interval` seconds, so the
-/// database stays bounded however long the server runs. Several processes may prune at once: each pass is one
-/// transaction of deletes by time, and a second pass finds nothing.
+/// database stays bounded however long the server runs. Several processes may prune at once: each pass is deletes by
+/// time in short transactions of a batch each, and a second pass finds nothing.
 @available(LatchkeyServer 1.0, *)
 package struct StorePruner: Service {
     let store: any PruningStore
@@ -21,26 +21,21 @@ package struct StorePruner: Service {
     /// Revoked sessions and feed entries are kept this long (other processes' caches trust entries for far less).
     static let retention: TimeInterval = 86_400
 
-    /// Rate-limit hits and spent refresh tokens removed per transaction (see ``PruneRules/batchSize``).
+    /// Rows each delete removes per transaction (see ``PruneRules/batchSize``).
     var batchSize = 20_000
 
-    /// One pass, as of the clock's now: transactions of at most ``batchSize`` hits and spent tokens each, until one
-    /// removes fewer (at most 50).
+    /// One pass, as of the clock's now: every delete runs in transactions of at most ``batchSize`` rows until one removes
+    /// fewer, so the pass works off any backlog.
     @discardableResult
     package func prune() async throws -> PruneCounts {
         let now = self.clock.now()
-        let rules = PruneRules(
-            now: now, hitWindows: self.limitWindows, hitsBefore: now - (self.limitWindows.values.max() ?? Self.retention),
-            spentTokensBefore: now - self.refreshGrace, sessionsBefore: now - Self.retention, feedBefore: now - Self.retention,
-            sentMailBefore: now - self.sentMailAfter, unverifiedAccountsBefore: now - self.unverifiedAccountsAfter, batchSize: self.batchSize)
-        var total = PruneCounts()
-        for _ in 0..<50 {
-            let counts = try await self.store.prune(rules)
-            total = total.adding(counts)
-            guard counts.rateLimitHits >= rules.batchSize || counts.refreshTokens >= rules.batchSize else { break }
-        }
-        if total.total > 0 { self.logger.debug("pruned", metadata: ["rows": "\(total.total)"]) }
-        return total
+        let counts = try await self.store.prune(
+            PruneRules(
+                now: now, hitWindows: self.limitWindows, hitsBefore: now - (self.limitWindows.values.max() ?? Self.retention),
+                spentTokensBefore: now - self.refreshGrace, sessionsBefore: now - Self.retention, feedBefore: now - Self.retention,
+                sentMailBefore: now - self.sentMailAfter, unverifiedAccountsBefore: now - self.unverifiedAccountsAfter, batchSize: self.batchSize))
+        if counts.total > 0 { self.logger.debug("pruned", metadata: ["rows": "\(counts.total)"]) }
+        return counts
     }
 
     package func run() async throws {
