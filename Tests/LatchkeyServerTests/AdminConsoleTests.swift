@@ -94,6 +94,7 @@ struct AdminConsoleTests {
     static let pages = ["/admin", "/admin/users", "/admin/access-codes", "/admin/keys", "/admin/audit"]
 
     /// The password ``ConsoleBrowser/setUp(_:email:password:)`` sets.
+    @available(LatchkeyServer 1.0, *)
     static let password = "a long admin passphrase"
 
     @available(LatchkeyServer 1.0, *)

@@ -10,6 +10,7 @@ import Testing
 /// Connections that never finish a request head, send one that cannot be read, or come in floods: each is answered (or
 /// refused) and closed, over raw TCP.
 @Suite struct ConnectionGuardTests {
+    @available(LatchkeyServer 1.0, *)
     static let health = "GET /api/v1/health HTTP/1.1\r\nHost: latchkey.test\r\n\r\n"
 
     @available(LatchkeyServer 1.0, *)

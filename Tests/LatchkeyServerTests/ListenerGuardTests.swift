@@ -9,6 +9,7 @@ import Testing
 /// cannot be read 400 and closed, and each listener keeps its own `http.max-connections`. Over raw TCP.
 @Suite struct ListenerGuardTests {
     /// A listener apart from the API's.
+    @available(LatchkeyServer 1.0, *)
     enum Listener: String, CaseIterable, CustomStringConvertible, Sendable {
         case admin
         case metrics
@@ -35,6 +36,7 @@ import Testing
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     static let consoleLogin = "GET /admin/login HTTP/1.1\r\nHost: latchkey.test\r\n\r\n"
 
     @available(LatchkeyServer 1.0, *)

@@ -12,6 +12,7 @@ import Testing
 /// made whose mail could never be sent.
 struct MailableAddressTests {
     /// Well-formed RFC 5322 addresses that the SMTP client refuses (a space or angle bracket between the quotes).
+    @available(LatchkeyServer 1.0, *)
     static let unmailable = [
         #""ann lee"@example.test"#, #""ann<lee>"@example.test"#, #""ann\ lee"@example.test"#, "\"ann\\\tlee\"@example.test",
         #""<ann@evil.test>"@example.test"#,

@@ -102,6 +102,7 @@ struct MigrationDeadlineTests {
         }
     }
 
+    @available(LatchkeyServer 1.0, *)
     final class Flag: Sendable {
         private let value = Atomic<Bool>(false)
         var isSet: Bool { self.value.load(ordering: .sequentiallyConsistent) }

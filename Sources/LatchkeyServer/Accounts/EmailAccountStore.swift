@@ -40,6 +40,7 @@ enum EmailCodeLookup: Sendable {
     case code(emailKey: String, codeHash: @Sendable (_ userID: String) -> String)
 }
 
+@available(LatchkeyServer 1.0, *)
 extension EmailCodePurpose {
     var mail: MailPurpose { self == .verify ? .verify : .reset }
 }

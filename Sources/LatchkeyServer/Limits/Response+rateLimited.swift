@@ -128,6 +128,7 @@ enum ClientNetwork {
 }
 
 /// ``RateLimiter/limitingFailures(_:key:worthTrying:_:)``'s refusal before it asks whether the request is worth trying.
+@available(LatchkeyServer 1.0, *)
 private struct OverFailureLimit: Error {
     let resetAt: Date
 }

@@ -5,6 +5,7 @@ import LatchkeyAPI
 import NIOCore
 
 /// The answer to one of ``racing(_:port:_:)``'s requests: its status and error code.
+@available(LatchkeyServer 1.0, *)
 struct RacedAnswer: Sendable, Equatable {
     let status: HTTPResponse.Status
     let code: ErrorCode?
@@ -12,6 +13,7 @@ struct RacedAnswer: Sendable, Equatable {
 
 /// Sends `count` requests at once to the live server on `port`, each on a connection of its own: a test client sends its
 /// requests one after another on one connection, which the server answers in turn, so only separate connections race.
+@available(LatchkeyServer 1.0, *)
 func racing(_ count: Int, port: Int, _ request: @escaping @Sendable (Int) -> TestClient.Request) async throws -> [RacedAnswer] {
     try await withThrowingTaskGroup(of: RacedAnswer.self) { group in
         for index in 0..<count {
