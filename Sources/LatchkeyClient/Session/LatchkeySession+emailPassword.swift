@@ -114,7 +114,7 @@ extension LatchkeySession {
 
     /// Sets a new password with the token of the reset mail's link (`POST /api/v1/auth/reset-password/confirm`).
     ///
-    /// The server revokes every session of the user and every device credential of it (``PasswordChangedResponse/revokedDevices``
+    /// The server revokes every session of the user and every device credential of it (`PasswordChangedResponse.revokedDevices`
     /// counts them) but this device's, whose key the request proves. When the session in use here is that user's, it is
     /// signed out here too (``SignOutReason/revoked``, state `.signedOut(reason: .revoked)`): sign in with the new password.
     ///
