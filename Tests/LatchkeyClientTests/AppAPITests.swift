@@ -5,7 +5,6 @@ import Testing
 
 /// Issue 16, item 8: the app's own API, on any host.
 @Suite struct AppAPITests {
-    @available(LatchkeyServer 1.0, *)
     @Test func theDeviceIDPolicyReadsTheMirroredIDWithoutTouchingTheKeychain() async throws {
         let deviceID = UUID()
         let store = FlakySecureStore(StoredCredentials(deviceID: deviceID))
@@ -28,10 +27,8 @@ import FoundationNetworking
 
 /// The app's own API calls: `accessToken()`, `authorize(_:policy:)`, `data(for:policy:)`, `bytes(for:policy:)`.
 @Suite struct AppOwnAPITests {
-    @available(LatchkeyServer 1.0, *)
     static let songs = URL(string: "https://api.stori.example/v1/songs?page=2")!
 
-    @available(LatchkeyServer 1.0, *)
     @Test func accessTokenIsTheCurrentOneAndRefreshedFirstWhenAboutToExpire() async throws {
         let fixture = Fixture { _ in .json(200, Samples.pair(2)) }
         try fixture.storeSession()
@@ -42,7 +39,6 @@ import FoundationNetworking
         #expect(fixture.transport.requests.map(\.url.path) == ["/api/v1/auth/refresh"])
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func dataForAnyHostCarriesTheBearerAndConcurrent401sShareOneRefreshAndRetryOnce() async throws {
         let rejected = Counter()
         let gate = Gate()
@@ -74,7 +70,6 @@ import FoundationNetworking
         #expect(retried.allSatisfy { $0.url == Self.songs && $0.header("X-App") == "yes" })
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func dataReturnsTheAppsOwnErrorsAsTheyAre() async throws {
         let fixture = Fixture { _ in TransportResponse(status: 422, body: Data(#"{"detail":"bad tempo"}"#.utf8)) }
         try fixture.storeSession()
@@ -83,7 +78,6 @@ import FoundationNetworking
         #expect(String(decoding: body, as: UTF8.self) == #"{"detail":"bad tempo"}"#)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func authorizeSetsThePolicysCredentialsOnAnAppsOwnRequest() async throws {
         let fixture = Fixture()
         let deviceID = try fixture.storeSession()
@@ -101,7 +95,6 @@ import FoundationNetworking
         #expect(fixture.transport.requests.isEmpty)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func deviceIDForGuestsSendsTheDeviceIDOnlyWithAGuestSession() async throws {
         let guest = Fixture { _ in TransportResponse(status: 200) }
         let deviceID = try guest.storeSession(refresh: nil, kind: .guest)
@@ -116,7 +109,6 @@ import FoundationNetworking
         #expect(user.transport.requests.first?.bearer == "access-1")
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func bytesRetriesOnceAfterA401AndStreamsTheRetrysBody() async throws {
         let fixture = Fixture { request in
             if request.url.path == "/api/v1/auth/refresh" { return .json(200, Samples.pair(2)) }
@@ -136,7 +128,6 @@ import FoundationNetworking
         #expect(fixture.transport.requests(to: "/api/v1/compose/stream").last?.body == request.httpBody)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func theMirroredDeviceIDIsReadableWithoutTheKeychain() async throws {
         let fixture = Fixture()
         let deviceID = try fixture.storeSession()

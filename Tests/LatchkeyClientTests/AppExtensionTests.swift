@@ -6,7 +6,6 @@ import Testing
 /// Issue 16, item 2: an app extension (widget, share extension) shares the app's Keychain item through an access
 /// group but has UserDefaults of its own.
 @Suite struct AppExtensionTests {
-    @available(LatchkeyServer 1.0, *)
     @Test func anExtensionsFirstLaunchUsesTheAppsSessionInsteadOfTakingItForAReinstall() async throws {
         let fixture = Fixture { Samples.me(accepting: ["access-1"], $0) }
         let deviceID = try fixture.storeSession()  // the app's session, in the shared store
@@ -19,7 +18,6 @@ import Testing
         #expect(await fixture.session().bootstrap().isSignedIn)  // and the app is still signed in
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func outsideAnExtensionMissingDefaultsStillMeanAReinstall() async throws {
         let fixture = Fixture()
         try fixture.storeSession()
@@ -29,7 +27,6 @@ import Testing
         #expect(await app.bootstrap() == .signedOut())
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aCommandLineProcessIsNotAnExtension() {
         #expect(LatchkeySession.Configuration(serverURL: Fixture.serverURL).isAppExtension == false)
     }

@@ -13,12 +13,10 @@ import Testing
             "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1"
         ),
     ])
-    @available(LatchkeyServer 1.0, *)
     func sha256MatchesTheFIPSVectors(message: String, digest: String) {
         #expect(AppleNonce(raw: message).sha256 == digest)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func sha256OfOneMillionAs() {
         #expect(
             AppleNonce(raw: String(repeating: "a", count: 1_000_000)).sha256 == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
@@ -32,12 +30,10 @@ import Testing
         (64, "ffe054fe7ae0cb6dc65c3af9b61d5209f439851db43d0ba5997337df154668eb"),
         (65, "635361c48bb9eab14198e76ea8ab7f1a41685d6ad62aa9146d301d4f17eb0ae0"),
     ])
-    @available(LatchkeyServer 1.0, *)
     func sha256AtThePaddingBoundaries(length: Int, digest: String) {
         #expect(AppleNonce(raw: String(repeating: "a", count: length)).sha256 == digest)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aNonceIsHashedAsUTF8LowercaseHex() {
         let nonce = AppleNonce(raw: "Hx8-wq2_ZtLkR0vYb3mN9pQs7uJcDfGa")
         #expect(nonce.raw == "Hx8-wq2_ZtLkR0vYb3mN9pQs7uJcDfGa")
@@ -45,7 +41,6 @@ import Testing
         #expect(AppleNonce(raw: "nonce-é✓").sha256 == "43feed6bed93a3b96a60ceda3f923fdd9308696eb778803265f4dbb7982b365e")
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func randomNoncesHaveTheLengthAndAlphabetAndDiffer() {
         let allowed = Set("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_")
         #expect(Set(AppleNonce.characters) == allowed)
@@ -65,7 +60,6 @@ import Testing
         #expect(AppleNonce.random(length: 64).raw.count == 64)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aNonceNeverPrintsItsValues() {
         let nonce = AppleNonce.random()
         var dumped = ""

@@ -6,7 +6,6 @@ import Testing
 /// Issue 16, item 1 (SDK side): a refresh runs inside a background task, so an app suspended mid-refresh still gets
 /// (and stores) the answer the server committed.
 @Suite struct BackgroundRefreshTests {
-    @available(LatchkeyServer 1.0, *)
     @Test func aRefreshIsSentAndAnsweredInsideABackgroundTaskThatThenEnds() async throws {
         let background = RecordingBackgroundExecution()
         let activeWhileSent = Counter()
@@ -26,7 +25,6 @@ import Testing
         #expect(try fixture.store.load()?.session?.refreshToken == "refresh-2")
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func theBackgroundTaskEndsWhenNoAnswerArrives() async throws {
         let background = RecordingBackgroundExecution()
         let fixture = Fixture { _ in throw URLError(.timedOut) }
@@ -38,7 +36,6 @@ import Testing
 }
 
 /// Background tasks as a test sees them: which were begun, how many are still running.
-@available(LatchkeyServer 1.0, *)
 final class RecordingBackgroundExecution: BackgroundExecution, @unchecked Sendable {
     private let lock = NSLock()
     private var begun: [String] = []

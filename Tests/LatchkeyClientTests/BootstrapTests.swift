@@ -4,7 +4,6 @@ import LatchkeyClient
 import Testing
 
 @Suite struct BootstrapTests {
-    @available(LatchkeyServer 1.0, *)
     @Test func aFreshTokenIsCheckedWithMeAndSignsIn() async throws {
         let fixture = Fixture { Samples.me(accepting: ["access-1"], $0) }
         try fixture.storeSession()
@@ -13,14 +12,12 @@ import Testing
         #expect(fixture.transport.requests.map(\.url.path) == ["/api/v1/auth/me"])
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func nothingStoredIsSignedOutWithoutANetworkCall() async {
         let fixture = Fixture()
         #expect(await fixture.session().bootstrap() == .signedOut())
         #expect(fixture.transport.requests.isEmpty)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aTokenExpiringWithinTheSkewIsRefreshedBeforeMe() async throws {
         let fixture = Fixture { request in
             request.url.path == "/api/v1/auth/refresh" ? .json(200, Samples.pair(2)) : Samples.me(accepting: ["access-2"], request)
@@ -32,7 +29,6 @@ import Testing
         #expect(try fixture.store.load()?.session?.refreshToken == "refresh-2")
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aTokenOutsideTheSkewIsNotRefreshed() async throws {
         let fixture = Fixture { Samples.me(accepting: ["access-1"], $0) }
         try fixture.storeSession(lifetime: 900)
@@ -41,7 +37,6 @@ import Testing
         #expect(fixture.transport.requests(to: "/api/v1/auth/refresh").isEmpty)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func theSkewIsConfigurable() async throws {
         let fixture = Fixture { request in
             request.url.path == "/api/v1/auth/refresh" ? .json(200, Samples.pair(2)) : Samples.me(accepting: ["access-2"], request)
@@ -52,7 +47,6 @@ import Testing
         #expect(fixture.transport.requests(to: "/api/v1/auth/refresh").count == 1)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func meRejectedRefreshesAndRetriesOnce() async throws {
         let fixture = Fixture { request in
             request.url.path == "/api/v1/auth/refresh" ? .json(200, Samples.pair(2)) : Samples.me(accepting: ["access-2"], request)
@@ -62,7 +56,6 @@ import Testing
         #expect(fixture.transport.requests.map(\.url.path) == ["/api/v1/auth/me", "/api/v1/auth/refresh", "/api/v1/auth/me"])
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func meRejectedAfterARefreshSignsOutWithoutLooping() async throws {
         let fixture = Fixture { request in
             request.url.path == "/api/v1/auth/refresh" ? .json(200, Samples.pair(2)) : Samples.me(accepting: [], request)
@@ -72,7 +65,6 @@ import Testing
         #expect(fixture.transport.requests.count == 3)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aRejectedRefreshTokenEndsInSessionExpiredAndKeepsTheDevice() async throws {
         let fixture = Fixture { request in
             request.url.path == "/api/v1/auth/refresh" ? .error(401, .invalidGrant) : Samples.me(accepting: [], request)
@@ -84,7 +76,6 @@ import Testing
         #expect(try fixture.store.load()?.deviceSecret == "secret-1")
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func offlineAtLaunchKeepsTheSession() async throws {
         let fixture = Fixture { _ in throw URLError(.notConnectedToInternet) }
         try fixture.storeSession()
@@ -92,7 +83,6 @@ import Testing
         #expect(try fixture.store.load()?.session != nil)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func anExpiringGuestTokenIsClearedAtLaunchWithoutANetworkCall() async throws {
         let fixture = Fixture()
         try fixture.storeSession(refresh: nil, kind: .guest, lifetime: 900)
@@ -102,7 +92,6 @@ import Testing
         #expect(fixture.transport.requests.isEmpty)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aGuestTokenOutsideTheSkewIsRestored() async throws {
         let fixture = Fixture { Samples.me(accepting: ["access-1"], $0) }
         try fixture.storeSession(refresh: nil, kind: .guest, lifetime: 900)

@@ -3,7 +3,6 @@ import LatchkeyClient
 import Testing
 
 @Suite struct DeviceIdentityTests {
-    @available(LatchkeyServer 1.0, *)
     @Test func theDeviceIDIsCreatedOnceStoredAndMirroredInDefaults() async throws {
         let fixture = Fixture()
         let first = try await fixture.session().deviceID()
@@ -13,7 +12,6 @@ import Testing
         #expect(fixture.defaults.string(forKey: "latchkey.device-id") == first.uuidString)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aDeviceIDKeptOnlyInDefaultsIsAdopted() async throws {
         let fixture = Fixture()
         let legacy = UUID()
@@ -21,7 +19,6 @@ import Testing
         #expect(try await fixture.session().deviceID() == legacy)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aReinstallDropsTheSessionButKeepsDeviceIDAndSecret() async throws {
         let fixture = Fixture()
         let deviceID = try fixture.storeSession()
@@ -35,7 +32,6 @@ import Testing
         #expect(fixture.transport.requests.isEmpty)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func keepSessionPolicyKeepsTheSessionAcrossAReinstall() async throws {
         let fixture = Fixture()
         try fixture.storeSession()

@@ -6,20 +6,16 @@ import Testing
 /// Email and password accounts through the SDK: what each call sends, what it does to the session, and the errors a
 /// person reads.
 @Suite struct EmailPasswordTests {
-    @available(LatchkeyServer 1.0, *)
     static let emailUser = "5d1e7c2a-93b4-4f08-a6e1-0c7b2d9f4e38"
 
-    @available(LatchkeyServer 1.0, *)
     static func path(_ route: String) -> String { "/api/v1/auth/\(route)" }
 
-    @available(LatchkeyServer 1.0, *)
     static func account(_ email: String = "mystica@example.com", verified: Bool = false) -> TransportResponse {
         .json(verified ? 200 : 201, EmailAccountResponse(userID: Self.emailUser, email: email, emailVerified: verified))
     }
 
     // MARK: register
 
-    @available(LatchkeyServer 1.0, *)
     @Test func registeringWithASessionInUseSendsItsBearerAndKeepsTheSession() async throws {
         let fixture = Fixture { _ in Self.account() }
         try fixture.storeSession()
@@ -38,7 +34,6 @@ import Testing
         #expect(try fixture.store.load() == stored)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func registeringWithoutAttachingSendsNoBearer() async throws {
         let fixture = Fixture { _ in Self.account() }
         try fixture.storeSession()
@@ -47,7 +42,6 @@ import Testing
         #expect(fixture.transport.requests.first?.header("Authorization") == nil)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func registeringWithoutASessionSendsNoBearer() async throws {
         let fixture = Fixture { _ in Self.account() }
         try await fixture.session().register(email: "mystica@example.com", password: "correct horse")
@@ -57,7 +51,6 @@ import Testing
 
     /// A guest token or an access code is not a session the server attaches an address to: a new user is registered.
     @Test(arguments: [SessionKind.guest, .accessCode])
-    @available(LatchkeyServer 1.0, *)
     func aGuestOrAccessCodeIsNotSentWhenRegistering(kind: SessionKind) async throws {
         let fixture = Fixture { _ in Self.account() }
         try fixture.storeSession(refresh: nil, kind: kind)
@@ -65,7 +58,6 @@ import Testing
         #expect(fixture.transport.requests.first?.header("Authorization") == nil)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aRefusedBearerIsRefreshedAndTheRegistrationSentAgainOnce() async throws {
         let fixture = Fixture { request in
             switch (request.url.path, request.bearer) {
@@ -82,7 +74,6 @@ import Testing
 
     // MARK: verify
 
-    @available(LatchkeyServer 1.0, *)
     @Test func theRegisteredAddressAsStoredIsUsedToVerifyTheCode() async throws {
         let fixture = Fixture { request in
             request.url.path == Self.path("register") ? Self.account() : Self.account(verified: true)
@@ -99,7 +90,6 @@ import Testing
         #expect(body["code"] as? String == "731904")
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func verifyingACodeWithNoAddressRememberedSendsNothing() async throws {
         let fixture = Fixture { _ in Self.account(verified: true) }
         let error = await #expect(throws: LatchkeyError.self) { try await fixture.session().verifyEmail(code: "731904") }
@@ -111,7 +101,6 @@ import Testing
         #expect(fixture.transport.requests.isEmpty)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aSignInRefusedAsUnverifiedRemembersTheAddressForTheCode() async throws {
         let fixture = Fixture { request in
             request.url.path == Self.path("login") ? .error(401, .emailNotVerified, "Verify the address first.") : Self.account(verified: true)
@@ -123,7 +112,6 @@ import Testing
         #expect(body["email"] as? String == "mystica@example.com")
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func verifyingWithTheLinkTokenSendsOnlyTheToken() async throws {
         let fixture = Fixture { _ in Self.account(verified: true) }
         try await fixture.session().verifyEmail(token: "link-token")
@@ -132,7 +120,6 @@ import Testing
         #expect(fixture.transport.requests.first?.header("Authorization") == nil)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func mailRequestsSendTheAddressOnly() async throws {
         let fixture = Fixture { _ in .json(202, MailAcceptedResponse(message: "If the address has an account, a mail is on its way.")) }
         let session = fixture.session()
@@ -146,7 +133,6 @@ import Testing
 
     // MARK: sign in
 
-    @available(LatchkeyServer 1.0, *)
     @Test func signingInStoresTheSessionSoARelaunchIsSignedIn() async throws {
         let fixture = Fixture { request in
             request.url.path == Self.path("login")
@@ -171,7 +157,6 @@ import Testing
         #expect(await fixture.session().bootstrap() == .signedIn(signedIn))
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func signingInReplacesTheSessionInUse() async throws {
         let fixture = Fixture { _ in .json(200, Samples.pair(5, userID: Self.emailUser)) }
         try fixture.storeSession()  // user "user"
@@ -184,7 +169,6 @@ import Testing
         #expect(await iterator.next() == .signedIn(AuthSession(userID: Self.emailUser, kind: .session, expiresAt: fixture.clock.now() + 900)))
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aRefusedSignInKeepsTheSessionInUse() async throws {
         let fixture = Fixture { request in
             request.url.path == Self.path("login") ? .error(401, .invalidCredentials, "No.") : Samples.me(accepting: ["access-1"], request)
@@ -201,7 +185,6 @@ import Testing
 
     // MARK: reset and change
 
-    @available(LatchkeyServer 1.0, *)
     @Test func resettingThePasswordOfTheUserSignedInHereSignsOutAsRevoked() async throws {
         let fixture = Fixture { _ in .json(200, PasswordChangedResponse(userID: "USER", revokedSessions: 3)) }
         let deviceID = try fixture.storeSession()  // user "user"
@@ -221,7 +204,6 @@ import Testing
         await #expect(throws: LatchkeyError.notSignedIn) { try await session.currentUser() }
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func resettingAnotherUsersPasswordKeepsTheSession() async throws {
         let fixture = Fixture { _ in .json(200, PasswordChangedResponse(userID: Self.emailUser, revokedSessions: 1)) }
         try fixture.storeSession()  // user "user"
@@ -232,7 +214,6 @@ import Testing
         #expect(fixture.transport.requests.first?.header("Authorization") == nil)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func resettingSendsTheTokenOrTheAddressAndCodeWithTheNewPassword() async throws {
         let fixture = Fixture { _ in .json(200, PasswordChangedResponse(userID: Self.emailUser, revokedSessions: 0)) }
         let session = fixture.session()
@@ -246,7 +227,6 @@ import Testing
             ])
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func changingThePasswordSendsTheBearerAndKeepsTheSession() async throws {
         let fixture = Fixture { _ in .json(200, PasswordChangedResponse(userID: "user", revokedSessions: 2)) }
         try fixture.storeSession()
@@ -262,7 +242,6 @@ import Testing
     }
 
     /// A 401 that refuses the current password is not a refused token: no refresh, no second try with the password.
-    @available(LatchkeyServer 1.0, *)
     @Test func aWrongCurrentPasswordIsInvalidCredentialsWithoutARefresh() async throws {
         let fixture = Fixture { _ in .error(401, .invalidCredentials, "The current password is not right.") }
         try fixture.storeSession()
@@ -273,7 +252,6 @@ import Testing
         #expect(try fixture.store.load() == stored)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func changingThePasswordSignedOutSendsNothing() async throws {
         let fixture = Fixture()
         await #expect(throws: LatchkeyError.notSignedIn) { try await fixture.session().changePassword(current: "a", new: "b") }
@@ -283,7 +261,6 @@ import Testing
     // MARK: errors
 
     /// Every email and password call makes the same error of the same refusal.
-    @available(LatchkeyServer 1.0, *)
     static let calls: [(String, @Sendable (LatchkeySession) async throws -> Void)] = [
         ("register", { _ = try await $0.register(email: "mystica@example.com", password: "correct horse") }),
         ("signIn", { _ = try await $0.signIn(email: "mystica@example.com", password: "correct horse") }),
@@ -293,7 +270,6 @@ import Testing
     ]
 
     @Test(arguments: EmailRefusal.all, calls.map(\.0))
-    @available(LatchkeyServer 1.0, *)
     func aRefusalIsItsOwnError(refusal: EmailRefusal, call: String) async throws {
         let fixture = Fixture { _ in refusal.answer }
         try fixture.storeSession(lifetime: 3600)
@@ -301,7 +277,6 @@ import Testing
         #expect(error == refusal.expected)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func eachErrorHasItsCodeAndASentenceToRead() {
         let codes: [(LatchkeyError, ErrorCode)] = [
             (.emailTaken, .emailTaken), (.weakPassword(.common), .weakPassword), (.invalidEmail(message: "No @ in it."), .invalidEmail),
@@ -319,7 +294,6 @@ import Testing
         #expect(LatchkeyError.tooManyAttempts(retryAfter: nil).description.hasSuffix("Try again later."))
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func eachWeakPasswordReasonSaysWhatToDo() {
         let advice: [WeakPasswordReason: String] = [
             .tooShort: "Use at least 8 characters.", .tooLong: "Use at most 256 characters.",
@@ -333,7 +307,6 @@ import Testing
 
     /// No answer is offline, never a wrong password: the app says "check your connection", not "wrong password".
     @Test(arguments: calls.map(\.0))
-    @available(LatchkeyServer 1.0, *)
     func noAnswerIsOffline(call: String) async throws {
         let fixture = Fixture { _ in throw URLError(.notConnectedToInternet) }
         try fixture.storeSession(lifetime: 3600)
@@ -344,7 +317,6 @@ import Testing
     }
 
     /// `not_found` means "email is off" on the email routes only: elsewhere it stays a plain refusal.
-    @available(LatchkeyServer 1.0, *)
     @Test func notFoundElsewhereIsStillARefusal() async throws {
         let fixture = Fixture { _ in .error(404, .notFound, "No such thing.") }
         await #expect(throws: LatchkeyError.rejected(status: 404, code: .notFound, message: "No such thing.")) {
@@ -354,7 +326,6 @@ import Testing
 
     /// Passwords, codes, link tokens and the session's tokens appear in no error, request description or `dump`, even
     /// when the server's message echoes what it was sent.
-    @available(LatchkeyServer 1.0, *)
     @Test func noPasswordCodeOrTokenAppearsInErrorsOrRequests() async throws {
         let secrets = ["correct horse", "new horse battery", "731904", "link-token-7", "access-1", "refresh-1", "access-2", "refresh-2"]
         let fixture = Fixture { request in
@@ -400,7 +371,6 @@ import Testing
 }
 
 /// One refusal of the server, and the error the SDK makes of it.
-@available(LatchkeyServer 1.0, *)
 struct EmailRefusal: Sendable, CustomTestStringConvertible {
     let name: String
     let answer: TransportResponse

@@ -4,16 +4,12 @@ import LatchkeyClient
 import Testing
 
 @Suite struct FederatedSignInTests {
-    @available(LatchkeyServer 1.0, *)
     static let applePath = "/api/v1/auth/apple"
-    @available(LatchkeyServer 1.0, *)
     static let exchangePath = "/api/v1/auth/token-exchange"
-    @available(LatchkeyServer 1.0, *)
     static let federatedUser = "9a4c1f0e-5b7d-4e21-8c3a-2f6d0b9e7a15"
 
     // MARK: Sign in with Apple
 
-    @available(LatchkeyServer 1.0, *)
     @Test func withoutASessionNoAuthorizationIsSentAndThePairIsStored() async throws {
         let fixture = Fixture { _ in .json(201, Samples.pair(7, userID: Self.federatedUser)) }
         let deviceID = try fixture.storeDevice(secret: "secret-1")
@@ -37,7 +33,6 @@ import Testing
         #expect(await session.state == .signedIn(signedIn))
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func theBodyCarriesExactlyTheAppleFields() async throws {
         let fixture = Fixture { _ in .json(200, Samples.pair(7, userID: Self.federatedUser)) }
         let session = fixture.session()
@@ -55,7 +50,6 @@ import Testing
         #expect(bodies[1]["raw_nonce"] as? String == "raw-nonce-2")
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func withADeviceSessionItsBearerIsSentAndTheUserIDStays() async throws {
         let fixture = Fixture()
         let deviceID = try fixture.storeDeviceSession()
@@ -75,7 +69,6 @@ import Testing
         #expect(stored.deviceSecret == "secret-1")
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func anExpiredDeviceSessionIsRefreshedBeforeItsBearerIsSent() async throws {
         let fixture = Fixture()
         let deviceID = try fixture.storeDeviceSession()
@@ -94,7 +87,6 @@ import Testing
         #expect(try fixture.store.load()?.session?.accessToken == "access-3")
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aDeviceSessionWhoseRefreshIsRejectedIsOverAndTheSignInGoesAheadWithoutLinking() async throws {
         let fixture = Fixture()
         try fixture.storeDeviceSession()
@@ -113,7 +105,6 @@ import Testing
         #expect(try fixture.store.load()?.deviceSecret == "secret-1")
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func notLinkingSendsNoBearerEvenWithADeviceSession() async throws {
         let fixture = Fixture { _ in .json(200, Samples.pair(2, userID: Self.federatedUser)) }
         try fixture.storeDeviceSession()
@@ -125,7 +116,6 @@ import Testing
 
     /// Only this device's own user is linked: another user's session, a guest token or an access code is not sent.
     @Test(arguments: [SessionKind.session, .guest, .accessCode])
-    @available(LatchkeyServer 1.0, *)
     func aSessionOfAnotherUserOrKindIsNotSent(kind: SessionKind) async throws {
         let fixture = Fixture { _ in .json(200, Samples.pair(2, userID: Self.federatedUser)) }
         try fixture.storeSession(refresh: kind == .session ? "refresh-1" : nil, kind: kind)  // user "user", not the device UUID
@@ -135,7 +125,6 @@ import Testing
         #expect(try fixture.store.load()?.session?.accessToken == "access-2")
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func anAppleIDOfAnotherUserIsIdentityAlreadyLinkedAndTheSessionIsUntouched() async throws {
         let fixture = Fixture()
         let deviceID = try fixture.storeDeviceSession()
@@ -160,7 +149,6 @@ import Testing
         #expect(LatchkeyError.identityAlreadyLinked.description == "This sign-in already belongs to another account. Nothing was linked or merged.")
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aRefusedIdentityTokenIsARejectedSignInNotAnExpiredSession() async throws {
         let fixture = Fixture()
         let deviceID = try fixture.storeDeviceSession()
@@ -184,7 +172,6 @@ import Testing
         _ = try await session.currentUser()  // the session still works
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aRefusedAuthorizationCodeIsAnUpstreamServerErrorAndKeepsTheSession() async throws {
         let fixture = Fixture { _ in .error(502, .upstreamError, "Apple refused the authorization code.") }
         try fixture.storeDeviceSession()
@@ -198,7 +185,6 @@ import Testing
         #expect(try fixture.store.load() == stored)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func theDataOverloadDecodesUTF8() async throws {
         let fixture = Fixture { _ in .json(200, Samples.pair(2, userID: Self.federatedUser)) }
         let session = fixture.session()
@@ -212,7 +198,6 @@ import Testing
             ])
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func dataThatIsNotUTF8IsRefusedWithoutARequest() async throws {
         let fixture = Fixture { _ in .json(200, Samples.pair(2)) }
         let session = fixture.session()
@@ -225,7 +210,6 @@ import Testing
     }
 
     /// Generation fencing: a refresh of the old session that answers after the Apple sign-in cannot overwrite it.
-    @available(LatchkeyServer 1.0, *)
     @Test func aRefreshStillInFlightCannotOverwriteTheAppleSession() async throws {
         let refreshArrived = Gate()
         let releaseRefresh = Gate()
@@ -258,7 +242,6 @@ import Testing
 
     // MARK: Token exchange
 
-    @available(LatchkeyServer 1.0, *)
     @Test func anExternalTokenIsExchangedForAStoredSession() async throws {
         let fixture = Fixture { _ in .json(200, Samples.pair(4, userID: Self.federatedUser)) }
         let deviceID = try fixture.storeDevice(secret: "secret-1")
@@ -282,7 +265,6 @@ import Testing
         #expect(await session.state == .signedIn(signedIn))
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aRefusedExternalTokenIsARejectedSignInAndKeepsTheSession() async throws {
         let fixture = Fixture { _ in .error(401, .invalidToken, "The token's issuer is not configured.") }
         try fixture.storeSession()
@@ -296,7 +278,6 @@ import Testing
 
     // MARK: Account deletion
 
-    @available(LatchkeyServer 1.0, *)
     @Test func deletingTheAccountSendsTheBearerThenClearsTheSessionAndKeepsTheDevice() async throws {
         let fixture = Fixture { _ in .json(200, AccountDeletionResponse(userID: "user", revokedSessions: 2, appleTokensRevoked: 1)) }
         let deviceID = try fixture.storeSession()  // user "user": not this device's user, so its device secret stays valid
@@ -318,7 +299,6 @@ import Testing
         await #expect(throws: LatchkeyError.notSignedIn) { try await session.currentUser() }
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func deletingThisDevicesUserStartsANewDeviceIdentity() async throws {
         let fixture = Fixture()
         let deviceID = try fixture.storeDeviceSession()
@@ -340,7 +320,6 @@ import Testing
         #expect(await iterator.next() == .deviceIdentityReplaced(.accountDeleted))
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aFailedDeletionChangesNothing() async throws {
         let fixture = Fixture { _ in .error(503, .serviceUnavailable) }
         try fixture.storeDeviceSession()
@@ -351,7 +330,6 @@ import Testing
         #expect(try fixture.store.load() == stored)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func deletingWithARejectedTokenRefreshesAndRetriesOnce() async throws {
         let fixture = Fixture { request in
             switch request.url.path {
@@ -368,7 +346,6 @@ import Testing
     }
 }
 
-@available(LatchkeyServer 1.0, *)
 extension Fixture {
     /// A session built over this fixture's stores and clock with another transport.
     func session(transport: StubTransport) -> LatchkeySession {
@@ -400,7 +377,6 @@ extension Fixture {
     }
 }
 
-@available(LatchkeyServer 1.0, *)
 extension TransportRequest {
     /// The body as a JSON object, to check which keys were sent.
     func jsonObject() -> [String: Any]? {

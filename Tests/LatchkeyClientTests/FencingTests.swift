@@ -5,7 +5,6 @@ import Testing
 
 /// Issue 16, item 3: nothing from one user's session reaches the next user's, in this process or another.
 @Suite struct FencingTests {
-    @available(LatchkeyServer 1.0, *)
     @Test func aHeld401AcrossSignOutAndTheNextSignInIsNotSentAgainWithTheNextUsersToken() async throws {
         let sent = Gate()
         let held = Gate()
@@ -34,7 +33,6 @@ import Testing
         #expect(try fixture.store.load()?.session?.accessToken == "access-5")
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aRefreshInAnotherProcessFinishingAfterTheNextUserWasStoredDoesNotOverwriteThem() async throws {
         let fixture = Fixture()
         try fixture.storeSession()
@@ -49,7 +47,6 @@ import Testing
         #expect(try fixture.store.load()?.session?.userID == "next")
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aSignOutInAnotherProcessAfterTheNextUserWasStoredDoesNotDeleteThem() async throws {
         let fixture = Fixture()
         try fixture.storeSession()
@@ -62,7 +59,6 @@ import Testing
     }
 
     /// Two processes over one store: A signs out and registers user "next"; B's refreshes wait for `answer`.
-    @available(LatchkeyServer 1.0, *)
     static func twoProcesses(_ fixture: Fixture) -> (LatchkeySession, LatchkeySession, Gate, Gate) {
         let refreshSent = Gate()
         let answer = Gate()

@@ -5,7 +5,6 @@ import Testing
 
 /// Issue 16, item 9: lifecycle, events, and short rate limits.
 @Suite struct LifecycleTests {
-    @available(LatchkeyServer 1.0, *)
     @Test func a429WithAShortRetryAfterIsRetriedOnce() async throws {
         let calls = Counter()
         let fixture = Fixture { request in
@@ -19,7 +18,6 @@ import Testing
         #expect(fixture.clock.now().timeIntervalSince(before) >= 2)  // it waited on the session's clock
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func a429WithALongRetryAfterOrASecond429IsThrown() async throws {
         let long = Fixture { _ in .error(429, .rateLimited, headers: ["Retry-After": "30"]) }
         try long.storeSession()
@@ -35,7 +33,6 @@ import Testing
 
 /// Events that say what happened to the session, and the app lifecycle the session follows.
 @Suite struct SessionEventTests {
-    @available(LatchkeyServer 1.0, *)
     @Test func eventsSayWhenATokenWasRefreshedAndWhyTheSessionEnded() async throws {
         let fixture = Fixture { request in
             switch request.url.path {
@@ -60,7 +57,6 @@ import Testing
         #expect(await expiredEvents.saw(.signedOut(.sessionExpired)))
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func adoptingTheSessionAnotherProcessStoredIsAnEvent() async throws {
         let fixture = Fixture { request in
             request.url.path == "/api/v1/auth/refresh" ? .json(200, Samples.pair(2)) : Samples.me(accepting: ["access-2"], request)
@@ -76,7 +72,6 @@ import Testing
             await events.saw(.sessionAdopted(AuthSession(userID: "user", kind: .session, expiresAt: fixture.clock.now().addingTimeInterval(900)))))
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func comingToTheForegroundRefreshesATokenAboutToExpire() async throws {
         let fixture = Fixture { request in
             request.url.path == "/api/v1/auth/refresh" ? .json(200, Samples.pair(2)) : Samples.me(accepting: ["access-1", "access-2"], request)
@@ -90,7 +85,6 @@ import Testing
         #expect(try fixture.store.load()?.session?.accessToken == "access-2")
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func comingToTheForegroundPicksUpWhatAnotherProcessDid() async throws {
         let fixture = Fixture { request in
             request.url.path == "/api/v1/auth/register-device"
@@ -106,7 +100,6 @@ import Testing
         #expect(await app.state == .signedOut(reason: .signedOutElsewhere))
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func protectedDataBecomingAvailableRestoresASessionTheLockedKeychainHid() async throws {
         let store = FlakySecureStore()
         let transport = StubTransport { Samples.me(accepting: ["access-1"], $0) }

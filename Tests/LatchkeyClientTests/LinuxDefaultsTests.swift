@@ -7,7 +7,6 @@ import Testing
 /// defaults to a file beside a ``FileSecureStore``.
 @Suite struct LinuxDefaultsTests {
     #if !canImport(Darwin)
-    @available(LatchkeyServer 1.0, *)
     @Test func withoutDefaultsTheDeviceIDMirrorIsAFileBesideTheFileSecureStore() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-defaults-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }

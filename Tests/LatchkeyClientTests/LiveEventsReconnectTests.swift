@@ -9,7 +9,6 @@ import Testing
 struct LiveEventsReconnectTests {
     // MARK: the backoff itself
 
-    @available(LatchkeyServer 1.0, *)
     @Test func eachWaitLiesBetweenHalfAndAllOfTheExponentialCeiling() {
         for attempt in 1...10 {
             let ceiling = min(60, pow(2, Double(attempt - 1)))
@@ -18,14 +17,12 @@ struct LiveEventsReconnectTests {
         }
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func theWaitNeverPassesTheMaximumHoweverManyFailures() {
         let policy = ReconnectPolicy(initialDelay: 2, maximumDelay: 30, random: { 1 })
         #expect(policy.delay(forAttempt: 5) == 30)
         #expect(policy.delay(forAttempt: 10_000) == 30)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aRandomSourceOutsideZeroToOneIsClamped() {
         #expect(ReconnectPolicy(random: { 7 }).delay(forAttempt: 3) == 4)
         #expect(ReconnectPolicy(random: { -1 }).delay(forAttempt: 3) == 2)
@@ -33,7 +30,6 @@ struct LiveEventsReconnectTests {
 
     // MARK: reconnecting
 
-    @available(LatchkeyServer 1.0, *)
     @Test func failuresInARowWaitLongerEachTimeOnTheSessionsClock() async throws {
         let fixture = Fixture(webSocket: FakeWebSocketTransport([.fail, .fail, .refuse(503)]))
         try fixture.storeSession()
@@ -48,7 +44,6 @@ struct LiveEventsReconnectTests {
         #expect(fixture.webSocket.requests.count == 4)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aConnectionThatReachedConnectedStartsTheCountAgain() async throws {
         let fixture = Fixture(webSocket: FakeWebSocketTransport([.fail, .fail]))
         try fixture.storeSession()
@@ -64,7 +59,6 @@ struct LiveEventsReconnectTests {
         #expect(await events.next() == .connected)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func a429WaitsAtLeastItsRetryAfter() async throws {
         let fixture = Fixture(webSocket: FakeWebSocketTransport([.refuse(429, headers: ["Retry-After": "30"])]))
         try fixture.storeSession()
@@ -74,7 +68,6 @@ struct LiveEventsReconnectTests {
         #expect(await events.next() == .connected)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func a401AtConnectRefreshesOnceAndConnectsAgainAtOnceWithTheNewToken() async throws {
         let fixture = Fixture(webSocket: FakeWebSocketTransport([.refuse(401)])) { request in
             request.url.path == "/api/v1/auth/refresh" ? .json(200, Samples.pair(2)) : TransportResponse(status: 404)
@@ -88,7 +81,6 @@ struct LiveEventsReconnectTests {
         #expect(fixture.transport.requests(to: "/api/v1/auth/refresh").count == 1)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func a401WhoseRefreshIsRejectedEndsTheSessionAndTheStream() async throws {
         let fixture = Fixture(webSocket: FakeWebSocketTransport([.refuse(401)])) { _ in .error(401, .invalidGrant) }
         try fixture.storeSession()
@@ -99,7 +91,6 @@ struct LiveEventsReconnectTests {
         #expect(fixture.webSocket.requests.count == 1)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func tokenExpiredReconnectsAtOnceWithARefreshedToken() async throws {
         let fixture = Fixture { request in request.url.path == "/api/v1/auth/refresh" ? .json(200, Samples.pair(2)) : TransportResponse(status: 404) }
         try fixture.storeSession()
@@ -115,7 +106,6 @@ struct LiveEventsReconnectTests {
         #expect(second.request.header("Authorization") == "Bearer access-2")
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func tokenExpiredIsRecognisedByItsFrameWhenThePlatformLosesTheCloseCode() async throws {
         let fixture = Fixture { request in request.url.path == "/api/v1/auth/refresh" ? .json(200, Samples.pair(2)) : TransportResponse(status: 404) }
         try fixture.storeSession()
@@ -130,7 +120,6 @@ struct LiveEventsReconnectTests {
 
     // MARK: endings
 
-    @available(LatchkeyServer 1.0, *)
     @Test func close4008EndsTheStreamWithoutReconnecting() async throws {
         let fixture = Fixture()
         try fixture.storeSession()
@@ -146,7 +135,6 @@ struct LiveEventsReconnectTests {
     }
 
     /// FoundationNetworking reports 4008 as 1003: the `too_many_sockets` frame the server sends first says it all the same.
-    @available(LatchkeyServer 1.0, *)
     @Test func theTooManySocketsFrameEndsTheStreamWhateverCodeTheCloseArrivesWith() async throws {
         let fixture = Fixture()
         try fixture.storeSession()
@@ -161,7 +149,6 @@ struct LiveEventsReconnectTests {
         #expect(fixture.webSocket.requests.count == 1)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aPlatformWithoutWebSocketsEndsTheStreamAtOnce() async throws {
         let fixture = Fixture(webSocket: FakeWebSocketTransport([.unsupported]))
         try fixture.storeSession()
@@ -176,7 +163,6 @@ struct LiveEventsReconnectTests {
         #expect(fixture.webSocket.requests.count == 1)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aServerWithoutTheEventStreamEndsItWithTheStatus() async throws {
         let fixture = Fixture(webSocket: FakeWebSocketTransport([.refuse(404)]))
         try fixture.storeSession()
@@ -185,7 +171,6 @@ struct LiveEventsReconnectTests {
         #expect(fixture.webSocket.requests.count == 1)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func anotherSignInHereReconnectsWithTheNewSession() async throws {
         let fixture = Fixture { request in
             request.url.path == "/api/v1/auth/register-device" ? .json(201, Samples.pair(5)) : TransportResponse(status: 204)

@@ -6,7 +6,6 @@ import Testing
 /// `session.liveEvents()` against a scripted WebSocket: what the app sees, and what the session does with it.
 @Suite(.timeLimit(.minutes(1)))
 struct LiveEventsTests {
-    @available(LatchkeyServer 1.0, *)
     @Test func theStreamConnectsToTheEventsEndpointWithTheBearerInTheHeaderNotTheURL() async throws {
         let fixture = Fixture()
         try fixture.storeSession()
@@ -18,7 +17,6 @@ struct LiveEventsTests {
         #expect(socket.request.header("Authorization") == "Bearer access-1")
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func framesArriveAsTypedEventsInOrder() async throws {
         let fixture = Fixture()
         try fixture.storeSession()
@@ -38,7 +36,6 @@ struct LiveEventsTests {
             ])
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func framesThatAreNotJSONOrOfAnUnknownTypeAreSkipped() async throws {
         let fixture = Fixture()
         try fixture.storeSession()
@@ -53,7 +50,6 @@ struct LiveEventsTests {
         #expect(!socket.isClosedByClient)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func sessionRevokedSignsOutHereAndEndsTheStream() async throws {
         let fixture = Fixture()
         try fixture.storeSession()
@@ -72,7 +68,6 @@ struct LiveEventsTests {
         #expect(try fixture.store.load()?.session == nil)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func afterARevocationNoRequestCarriesTheDeadTokens() async throws {
         let fixture = Fixture { _ in .json(200, Samples.profile()) }
         try fixture.storeSession()
@@ -86,7 +81,6 @@ struct LiveEventsTests {
         #expect(fixture.transport.requests.isEmpty)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aRevocationWithAReasonThisSDKDoesNotKnowStillSignsOut() async throws {
         let fixture = Fixture()
         try fixture.storeSession()
@@ -97,7 +91,6 @@ struct LiveEventsTests {
         #expect(try fixture.store.load()?.session == nil)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func afterARefreshTheConnectionSendsReauthenticateWithTheNewToken() async throws {
         let fixture = Fixture { request in request.url.path == "/api/v1/auth/refresh" ? .json(200, Samples.pair(2)) : TransportResponse(status: 404) }
         try fixture.storeSession()
@@ -113,7 +106,6 @@ struct LiveEventsTests {
         #expect(socket.sent.pending.isEmpty)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func tokenExpiringRefreshesTheSessionThenReauthenticates() async throws {
         let fixture = Fixture { request in request.url.path == "/api/v1/auth/refresh" ? .json(200, Samples.pair(2)) : TransportResponse(status: 404) }
         try fixture.storeSession()
@@ -128,7 +120,6 @@ struct LiveEventsTests {
         #expect(await events.next() == .reauthenticated(expiresAt: try Date("2027-01-15T08:15:00Z", strategy: .iso8601)))
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func tokenExpiringOnASessionWithoutRefreshTokenLeavesItAsItIs() async throws {
         let fixture = Fixture()
         try fixture.storeSession(refresh: nil, kind: .guest)
@@ -143,7 +134,6 @@ struct LiveEventsTests {
         #expect(try fixture.store.load()?.session?.accessToken == "access-1")
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func signingOutHereClosesTheConnectionAndEndsTheStream() async throws {
         let fixture = Fixture { _ in TransportResponse(status: 204) }
         try fixture.storeSession()
@@ -159,7 +149,6 @@ struct LiveEventsTests {
         #expect(fixture.webSocket.requests.count == 1)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func withoutASessionTheStreamEndsAtOnce() async throws {
         let fixture = Fixture()
         var events = fixture.session().liveEvents().makeAsyncIterator()
@@ -167,7 +156,6 @@ struct LiveEventsTests {
         #expect(fixture.webSocket.requests.isEmpty)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func stoppingTheIterationClosesTheSocket() async throws {
         let fixture = Fixture()
         try fixture.storeSession()

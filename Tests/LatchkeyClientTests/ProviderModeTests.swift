@@ -6,7 +6,6 @@ import Testing
 /// Issue 16, item 7: sessions whose bearer comes from an identity provider's SDK (seed 004, Clerk).
 @Suite struct ProviderModeTests {
     /// An unsigned JWT-shaped token whose `sub` is the provider's user ID.
-    @available(LatchkeyServer 1.0, *)
     static func providerToken(subject: String, n: Int) -> String {
         func encode(_ json: String) -> String {
             Data(json.utf8).base64EncodedString().replacingOccurrences(of: "=", with: "").replacingOccurrences(of: "+", with: "-")
@@ -15,12 +14,10 @@ import Testing
         return encode(#"{"alg":"RS256"}"#) + "." + encode(#"{"sub":"\#(subject)","n":\#(n)}"#) + ".c2ln"
     }
 
-    @available(LatchkeyServer 1.0, *)
     static func profile(_ request: TransportRequest, _ token: String) -> TransportResponse {
         request.bearer == token ? .json(200, Samples.profile("u-42")) : .error(401, .invalidToken)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func offlineAtLaunchKeepsTheUserIDTheServerGaveNotTheProvidersSubject() async throws {
         let token = Self.providerToken(subject: "user_clerk", n: 1)
         let online = Fixture { Self.profile($0, token) }
@@ -33,7 +30,6 @@ import Testing
         #expect(await offline.bootstrap() == signedIn)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aServerErrorAtLaunchKeepsThePreviousStateInsteadOfSigningOut() async throws {
         let token = Self.providerToken(subject: "user_clerk", n: 1)
         let online = Fixture { Self.profile($0, token) }
@@ -45,7 +41,6 @@ import Testing
         #expect(await failing.bootstrap() == .signedIn(AuthSession(userID: "u-42", kind: .external, expiresAt: nil)))
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func concurrentForcedProviderRefreshesCoalesceIntoOne() async throws {
         let stale = Self.providerToken(subject: "user_clerk", n: 1)
         let fresh = Self.providerToken(subject: "user_clerk", n: 2)

@@ -5,7 +5,6 @@ import Testing
 
 /// Issue 16, item 10: `UserProfile` and friends are usable with one `import LatchkeyClient`.
 @Suite struct ReExportTests {
-    @available(LatchkeyServer 1.0, *)
     @Test func theWireTypesAnAppSeesComeWithTheSDK() {
         let profile: UserProfile? = nil
         let scope: LogoutScope = .global

@@ -4,7 +4,6 @@ import LatchkeyClient
 import Testing
 
 @Suite struct RefreshTests {
-    @available(LatchkeyServer 1.0, *)
     @Test func concurrentRequestsRejectedWithOneTokenCauseExactlyOneRefresh() async throws {
         let rejected = Counter()
         let gate = Gate()
@@ -31,7 +30,6 @@ import Testing
         #expect(fixture.transport.requests(to: "/api/v1/auth/me").filter { $0.bearer == "access-2" }.count == 8)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func concurrentRequestsMeetingAnExpiredTokenCauseExactlyOneRefresh() async throws {
         let fixture = Fixture { request in
             request.url.path == "/api/v1/auth/refresh" ? .json(200, Samples.pair(2)) : Samples.me(accepting: ["access-2"], request)
@@ -47,7 +45,6 @@ import Testing
         #expect(fixture.transport.requests(to: "/api/v1/auth/me").count == 8)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func theRefreshRequestIsNeverRetried() async throws {
         let fixture = Fixture { request in
             request.url.path == "/api/v1/auth/refresh" ? .error(401, .invalidGrant) : Samples.me(accepting: [], request)
@@ -59,7 +56,6 @@ import Testing
         #expect(await session.state == .sessionExpired)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aServerErrorDuringRefreshKeepsTheSession() async throws {
         let fixture = Fixture { request in
             request.url.path == "/api/v1/auth/refresh" ? .error(503, .serviceUnavailable) : Samples.me(accepting: [], request)
@@ -71,7 +67,6 @@ import Testing
         #expect(try fixture.store.load()?.session?.refreshToken == "refresh-1")
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func losingARaceToAnotherProcessAdoptsItsStoredTokenWithoutRefreshing() async throws {
         let fixture = Fixture { request in
             request.url.path == "/api/v1/auth/refresh" ? .json(200, Samples.pair(2)) : Samples.me(accepting: ["access-2"], request)
@@ -86,7 +81,6 @@ import Testing
         #expect(await appExtension.state.isSignedIn)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aRejectedRefreshAfterAnotherProcessRotatedDoesNotSignOut() async throws {
         let fixture = Fixture()
         try fixture.storeSession()
@@ -110,7 +104,6 @@ import Testing
         #expect(try store.load()?.session?.refreshToken == "refresh-9")
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aRefreshCompletingAfterSignOutCannotWriteTheSessionBack() async throws {
         let gate = Gate()
         let refreshStarted = Gate()
@@ -135,7 +128,6 @@ import Testing
         #expect(await session.state == .signedOut(reason: .requested))
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aRefreshCompletingAfterTheNextSignInCannotTouchTheNewSession() async throws {
         let gate = Gate()
         let refreshStarted = Gate()
@@ -162,7 +154,6 @@ import Testing
         #expect(await session.state == .signedIn(AuthSession(userID: "next", kind: .session, expiresAt: fixture.clock.now().addingTimeInterval(900))))
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aGuestTokenRejectedEndsInSessionExpiredWithoutARefresh() async throws {
         let fixture = Fixture { Samples.me(accepting: [], $0) }
         try fixture.storeSession(refresh: nil, kind: .guest)
@@ -172,7 +163,6 @@ import Testing
         #expect(await session.state == .sessionExpired)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func anExpiredGuestTokenIsNotSent() async throws {
         let fixture = Fixture()
         try fixture.storeSession(refresh: nil, kind: .guest)

@@ -4,14 +4,12 @@ import LatchkeyClient
 import Testing
 
 @Suite struct RequestPolicyTests {
-    @available(LatchkeyServer 1.0, *)
     func signedIn(_ handler: @escaping StubTransport.Handler = { _ in TransportResponse(status: 200) }) throws -> (Fixture, LatchkeySession, UUID) {
         let fixture = Fixture(handler)
         let deviceID = try fixture.storeSession()
         return (fixture, fixture.session(), deviceID)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func deviceIDPolicySendsTheDeviceIDAndNeverAnAuthorizationHeader() async throws {
         let (fixture, session, deviceID) = try self.signedIn()
         var request = LatchkeyRequest.get("/api/v1/assets/drum-kits", auth: .deviceID)
@@ -22,7 +20,6 @@ import Testing
         #expect(sent.header("Authorization") == nil)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func bearerPolicySendsOnlyTheBearer() async throws {
         let (fixture, session, _) = try self.signedIn()
         _ = try await session.send(.get("/api/v1/users/me", auth: .bearer))
@@ -31,7 +28,6 @@ import Testing
         #expect(sent.header("X-Device-ID") == nil)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func bearerAndDeviceIDPolicySendsBoth() async throws {
         let (fixture, session, deviceID) = try self.signedIn()
         _ = try await session.send(.get("/api/v1/hairstyles", auth: .bearerAndDeviceID))
@@ -40,7 +36,6 @@ import Testing
         #expect(sent.header("X-Device-ID") == deviceID.uuidString.lowercased())
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func noneSendsNoCredentials() async throws {
         let (fixture, session, _) = try self.signedIn()
         _ = try await session.send(.get("/api/v1/health", auth: .none))
@@ -49,7 +44,6 @@ import Testing
         #expect(sent.url.absoluteString == "https://auth.example.test/api/v1/health")
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func tokenInQueryPutsTheTokenInTheURLOnly() async throws {
         let (fixture, session, _) = try self.signedIn()
         _ = try await session.send(
@@ -61,14 +55,12 @@ import Testing
         #expect(url.absoluteString == "wss://auth.example.test/api/v1/mcp/daw?token=access-1")
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aBearerRequestWithoutASessionIsNotSent() async throws {
         let fixture = Fixture()
         await #expect(throws: LatchkeyError.notSignedIn) { try await fixture.session().send(.get("/api/v1/users/me", auth: .bearer)) }
         #expect(fixture.transport.requests.isEmpty)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func tooManyRequestsIsARateLimitErrorAndAnEvent() async throws {
         let (_, session, _) = try self.signedIn { _ in
             .error(
@@ -83,7 +75,6 @@ import Testing
         #expect(LatchkeyError.rateLimited(expected).description == "Too many requests. Try again in 60 minutes.")
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func rateLimitResetAndRetryAfterAreReadInBothForms() {
         let now = Date(timeIntervalSince1970: 1_800_000_000)
         let relative = RateLimitInfo(
@@ -93,7 +84,6 @@ import Testing
         #expect(RateLimitInfo(response: TransportResponse(status: 200), now: now) == nil)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func successfulResponsesCarryTheirRateLimitHeaders() async throws {
         let (_, session, _) = try self.signedIn { _ in
             TransportResponse(status: 200, headers: ["X-RateLimit-Limit": "5", "X-RateLimit-Remaining": "4"])
@@ -102,7 +92,6 @@ import Testing
         #expect(response.rateLimit == RateLimitInfo(limit: 5, remaining: 4))
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aMissingDeviceIDAnswerIsItsOwnError() async throws {
         let (_, session, _) = try self.signedIn { _ in .error(400, .invalidHeader, "X-Device-ID header is required for guest users.") }
         await #expect(throws: LatchkeyError.missingDeviceID(message: "X-Device-ID header is required for guest users.")) {
@@ -110,7 +99,6 @@ import Testing
         }
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func noAnswerIsOfflineAndA5xxIsAServerError() async throws {
         let (_, offline, _) = try self.signedIn { _ in throw URLError(.notConnectedToInternet) }
         await #expect(throws: LatchkeyError.offline) { try await offline.send(.get("/api/v1/health", auth: .none)) }
@@ -121,7 +109,6 @@ import Testing
         #expect(LatchkeyError.offline.description == "Cannot reach the server. Check your connection and try again.")
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func anExternalTokenProviderSuppliesTheBearerAndIsAskedForAFreshOneAfterA401() async throws {
         let forced = Counter()
         let fixture = Fixture { request in request.bearer == "clerk-2" ? .json(200, Samples.profile("user_clerk")) : .error(401, .invalidToken) }
@@ -138,7 +125,6 @@ import Testing
         #expect(try fixture.store.load()?.session == nil)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func anExternalProviderWithoutATokenIsSignedOut() async throws {
         let fixture = Fixture()
         let session = fixture.session { $0.tokenProvider = { _ in nil } }

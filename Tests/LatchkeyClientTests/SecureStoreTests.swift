@@ -3,21 +3,17 @@ import LatchkeyClient
 import Testing
 
 @Suite struct SecureStoreTests {
-    @available(LatchkeyServer 1.0, *)
     static let credentials = StoredCredentials(
         deviceID: UUID(), deviceSecret: "s3cret",
         session: StoredSession(
             kind: .session, userID: "u", sessionID: "sid", accessToken: "tok", accessTokenExpiresAt: Date(timeIntervalSince1970: 1_800_000_900),
             refreshToken: "ref"))
-    @available(LatchkeyServer 1.0, *)
     var credentials: StoredCredentials { Self.credentials }
 
-    @available(LatchkeyServer 1.0, *)
     func temporaryDirectory() -> URL {
         FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-client-\(UUID().uuidString)")
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func fileStoreRoundTripsWithMode0600AndLeavesNoTemporaryFile() throws {
         let directory = self.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -33,7 +29,6 @@ import Testing
         #expect(try store.load() == nil)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func versionOneDocumentIsRead() throws {
         let json = """
             {"format":1,"device_id":"0B9F6B3C-2F41-4C39-9A37-5B1C0E4D8A11","device_secret":"s","session":{"kind":"session","user_id":"u",
@@ -44,7 +39,6 @@ import Testing
         #expect(decoded.session?.refreshToken == "r")
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func newerFormatWithUnknownFieldsKeepsTheSession() throws {
         let json = """
             {"format":7,"device_id":"0b9f6b3c-2f41-4c39-9a37-5b1c0e4d8a11","something_new":{"x":1},
@@ -53,7 +47,6 @@ import Testing
         #expect(try CredentialsFormat.decode(Data(json.utf8)).session?.accessToken == "a")
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aSessionOfAnUnknownKindIsDroppedButTheDeviceKept() throws {
         let json = """
             {"format":2,"device_id":"0b9f6b3c-2f41-4c39-9a37-5b1c0e4d8a11","device_secret":"s",
@@ -64,12 +57,10 @@ import Testing
         #expect(decoded.deviceSecret == "s")
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func garbageIsCorrupt() {
         #expect(throws: SecureStoreError.corrupt) { try CredentialsFormat.decode(Data("not json".utf8)) }
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func keychainStoreAddsThenUpdatesAnItemReadableAfterFirstUnlockOnThisDeviceOnly() throws {
         let keychain = InMemoryKeychain()
         let store = KeychainStore(service: "com.example", access: keychain)
@@ -86,7 +77,6 @@ import Testing
         #expect(try store.load() == nil)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aLockedKeychainIsUnavailableNotEmpty() throws {
         let keychain = InMemoryKeychain()
         let store = KeychainStore(service: "com.example", access: keychain)
@@ -104,7 +94,6 @@ import Testing
         #expect(throws: SecureStoreError.self) { try store.save(self.credentials) }
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aLockedKeychainAtLaunchIsReportedAsUnavailableNotSignedOut() async throws {
         let keychain = InMemoryKeychain()
         let store = KeychainStore(service: "com.example", access: keychain)
@@ -121,7 +110,6 @@ import Testing
 }
 
 /// The `SecItem` calls in memory, with a switch that makes the Keychain "locked".
-@available(LatchkeyServer 1.0, *)
 final class InMemoryKeychain: KeychainItemAccess, @unchecked Sendable {
     private let lock = NSLock()
     private var storage: [KeychainLocation: KeychainItem] = [:]

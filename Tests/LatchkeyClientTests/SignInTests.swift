@@ -4,7 +4,6 @@ import LatchkeyClient
 import Testing
 
 @Suite struct SignInTests {
-    @available(LatchkeyServer 1.0, *)
     @Test func registerDeviceStoresTheSecretAndSendsItNextTime() async throws {
         let fixture = Fixture { request in
             if request.url.path == "/api/v1/auth/logout" { return .json(200, LogoutResponse(revokedSessions: 1)) }
@@ -24,13 +23,11 @@ import Testing
         #expect(try fixture.store.load()?.deviceSecret == "secret-new")
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aWrongDeviceSecretIsItsOwnError() async throws {
         let fixture = Fixture { _ in .error(401, .invalidDeviceSecret, "This device ID is already registered.") }
         await #expect(throws: LatchkeyError.invalidDeviceSecret) { try await fixture.session().registerDevice() }
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func anAccessCodeIsValidatedThenStored() async throws {
         let fixture = Fixture()
         let deviceID = try await fixture.session().deviceID()
@@ -50,7 +47,6 @@ import Testing
         #expect(stored.accessTokenExpiresAt == Date(timeIntervalSince1970: 1_802_592_000))
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func anAccessCodeForAnotherUserIsRefusedUnlessAllowed() async throws {
         let fixture = Fixture { _ in .json(200, ValidateTokenResponse(sub: UUID().uuidString.lowercased(), exp: 1_802_592_000, kind: .accessCode)) }
         await #expect(throws: LatchkeyError.accessCodeForAnotherDevice) { try await fixture.session().redeemAccessCode("code") }
@@ -59,13 +55,11 @@ import Testing
         #expect(try fixture.store.load()?.session?.accessToken == "code")
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aRejectedAccessCodeIsAnInvalidCode() async throws {
         let fixture = Fixture { _ in .json(401, InvalidTokenResponse(error: .init(code: .invalidToken, message: "Expired."))) }
         await #expect(throws: LatchkeyError.invalidAccessCode) { try await fixture.session().redeemAccessCode("code") }
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func signOutRevokesOnTheServerWithTheScopeAndClearsTheSession() async throws {
         let fixture = Fixture { _ in .json(200, LogoutResponse(revokedSessions: 3)) }
         let deviceID = try fixture.storeSession()
@@ -80,7 +74,6 @@ import Testing
         #expect(await session.state == .signedOut(reason: .requested))
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func signOutOfflineStillSignsOutLocally() async throws {
         let fixture = Fixture { _ in throw URLError(.timedOut) }
         try fixture.storeSession()
@@ -90,7 +83,6 @@ import Testing
         #expect(await session.state == .signedOut(reason: .requested))
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func signOutWithAnExpiredTokenRefreshesOnlyToRevoke() async throws {
         let fixture = Fixture { request in
             request.url.path == "/api/v1/auth/refresh" ? .json(200, Samples.pair(2)) : .json(200, LogoutResponse(revokedSessions: 1))
@@ -102,7 +94,6 @@ import Testing
         #expect(try fixture.store.load()?.session == nil)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func continueAsGuestSendsTheDeviceIDAndStoresAShortLivedToken() async throws {
         struct Guest: Encodable {
             let access_token = "guest-1"
@@ -126,7 +117,6 @@ import Testing
         #expect(stored.accessTokenExpiresAt == fixture.clock.now().addingTimeInterval(900))
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func registerUserPostsTheDeviceUUID() async throws {
         let fixture = Fixture { request in
             .json(201, RegisterUserResponse(userID: try request.decodeBody(RegisterUserRequest.self).userID, created: true))

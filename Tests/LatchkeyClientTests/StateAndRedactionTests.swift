@@ -4,7 +4,6 @@ import LatchkeyClient
 import Testing
 
 @Suite struct StateAndRedactionTests {
-    @available(LatchkeyServer 1.0, *)
     @Test func authStatesStartWithTheCurrentStateAndFollowChanges() async throws {
         let fixture = Fixture { request in
             request.url.path == "/api/v1/auth/logout" ? .json(200, LogoutResponse(revokedSessions: 1)) : .json(201, Samples.pair(1, secret: "s"))
@@ -20,7 +19,6 @@ import Testing
         #expect(await states.next() == .signedOut(reason: .requested))
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test @MainActor func theObservableModelFollowsTheSession() async throws {
         let fixture = Fixture { _ in .json(201, Samples.pair(1, secret: "s")) }
         let session = fixture.session()
@@ -32,7 +30,6 @@ import Testing
         #expect(model.state.isSignedIn)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func noTokenOrSecretAppearsInDescriptionsOrErrors() async throws {
         let secrets = ["access-1", "refresh-1", "secret-1", "access-2", "refresh-2"]
         let fixture = Fixture { request in
@@ -62,7 +59,6 @@ import Testing
     /// Sign in with Apple, token exchange and account deletion: no identity token, nonce, authorization code, external
     /// token, bearer or device secret in any error, request description, state or `dump`, even when the server's error
     /// message echoes what it was sent.
-    @available(LatchkeyServer 1.0, *)
     @Test func noFederatedTokenNonceOrCodeAppearsInDescriptionsOrErrors() async throws {
         let nonce = AppleNonce.random()
         let secrets = [

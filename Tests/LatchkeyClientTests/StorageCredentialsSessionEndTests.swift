@@ -6,7 +6,6 @@ import Testing
 /// Storage credentials belong to the session they were fetched in: whatever ends it forgets them.
 @Suite struct StorageCredentialsSessionEndTests {
     /// The ways a session ends.
-    @available(LatchkeyServer 1.0, *)
     enum Ending: String, CaseIterable, Sendable {
         case signOut, deleteAccount, resetDeviceIdentity, rejectedRefresh
 
@@ -21,7 +20,6 @@ import Testing
     }
 
     /// A signed-in session over a stub server: credentials 1, 2, … and whatever the endings and `registerDevice()` need.
-    @available(LatchkeyServer 1.0, *)
     func signedIn(credentialsGate: Gate? = nil, credentialsAsked: Gate? = nil) throws -> (Fixture, LatchkeySession) {
         let clock = ManualLatchkeyClock()
         let issued = Counter()
@@ -44,7 +42,6 @@ import Testing
     }
 
     @Test(arguments: Ending.allCases)
-    @available(LatchkeyServer 1.0, *)
     func afterTheSessionEndsNothingIsFetchedAndTheNextSessionFetchesItsOwn(ending: Ending) async throws {
         let (fixture, session) = try self.signedIn()
         _ = try await session.storageCredentials()
@@ -58,7 +55,6 @@ import Testing
         #expect(fixture.transport.requests(to: StorageCredentialsTests.path).last?.bearer == "access-2")
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func anotherUserSigningInGetsCredentialsOfItsOwn() async throws {
         let (fixture, session) = try self.signedIn()
         _ = try await session.storageCredentials()
@@ -67,7 +63,6 @@ import Testing
         #expect(fixture.transport.requests(to: StorageCredentialsTests.path).map(\.bearer) == ["access-1", "access-3"])
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aFetchStillInFlightWhenTheUserSignsOutIsDiscarded() async throws {
         let answer = Gate()
         let asked = Gate()

@@ -6,12 +6,10 @@ import Testing
 /// `session.storageCredentials()`: kept in memory until 5 minutes before expiry, one fetch however many callers, gone
 /// with the session.
 @Suite struct StorageCredentialsTests {
-    @available(LatchkeyServer 1.0, *)
     static let path = "/api/v1/storage/credentials"
 
     /// A session signed in for a day, over a stub that answers credentials 1, 2, … issued when asked for (by a server clock
     /// `serverAhead` seconds ahead of the app's) and valid `lifetime` seconds; other paths answer as `other` does.
-    @available(LatchkeyServer 1.0, *)
     func signedIn(
         lifetime: Int = 3600, serverAhead: TimeInterval = 0, configure: (inout LatchkeySession.Configuration) -> Void = { _ in },
         other: @escaping StubTransport.Handler = { _ in TransportResponse(status: 404) }
@@ -27,7 +25,6 @@ import Testing
         return (fixture, fixture.session(configure))
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func theCredentialsAreAskedForOnceWithTheBearerAndThenKept() async throws {
         let (fixture, session) = try self.signedIn()
         let first = try await session.storageCredentials()
@@ -43,7 +40,6 @@ import Testing
     }
 
     @Test(arguments: zip([301.0, 300, 299], [1, 2, 2]))
-    @available(LatchkeyServer 1.0, *)
     func keptCredentialsAreHandedOutUntilFiveMinutesBeforeTheyExpire(secondsBeforeExpiry: TimeInterval, fetches: Int) async throws {
         let (fixture, session) = try self.signedIn()
         let first = try await session.storageCredentials()
@@ -53,7 +49,6 @@ import Testing
         #expect(later.accessKeyID == "ASIAKEY\(fetches)")
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func theMarginBeforeExpiryIsTheConfiguredClockSkew() async throws {
         let (fixture, session) = try self.signedIn(configure: { $0.clockSkew = 60 })
         _ = try await session.storageCredentials()
@@ -65,7 +60,6 @@ import Testing
     }
 
     /// The server's clock runs 30 minutes ahead: `expiration` reads 90 minutes away here, `expires_in` says 60.
-    @available(LatchkeyServer 1.0, *)
     @Test func withTheDeviceClockBehindTheServersTheLifetimeCountsFromWhenTheyWereAskedFor() async throws {
         let (fixture, session) = try self.signedIn(serverAhead: 1800)
         _ = try await session.storageCredentials()
@@ -76,7 +70,6 @@ import Testing
         #expect(try await session.storageCredentials().accessKeyID == "ASIAKEY2")
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func fiftyConcurrentCallersShareOneRequestAndItsAnswer() async throws {
         let clock = ManualLatchkeyClock()
         let issued = Counter()
@@ -106,7 +99,6 @@ import Testing
         #expect(results.allSatisfy { $0.accessKeyID == "ASIAKEY1" })
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func aFailedFetchIsNotKept() async throws {
         let clock = ManualLatchkeyClock()
         let calls = Counter()
@@ -120,7 +112,6 @@ import Testing
         #expect(fixture.transport.requests(to: Self.path).count == 2)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func signedOutNothingIsSent() async throws {
         let fixture = Fixture()
         await #expect(throws: LatchkeyError.notSignedIn) { try await fixture.session().storageCredentials() }
@@ -129,7 +120,6 @@ import Testing
         #expect(fixture.transport.requests.isEmpty)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func withATokenProviderTheyAreKeptForTheUserItsTokenNames() async throws {
         let token = Shared<String?>(Samples.providerToken(subject: "user_alice", 1))
         let (fixture, session) = try self.signedIn(configure: { configuration in configuration.tokenProvider = { _ in token.value } })
@@ -144,7 +134,6 @@ import Testing
         #expect(fixture.transport.requests(to: Self.path).count == 2)
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func theirDescriptionAndDumpShowWhereTheyReachAndNoSecret() async throws {
         let (_, session) = try self.signedIn()
         let credentials = try await session.storageCredentials()

@@ -5,7 +5,6 @@ import Testing
 
 /// Issue 16, item 4: what the server just issued is never lost, and unreadable stored bytes are never replaced.
 @Suite struct StoreFailureTests {
-    @available(LatchkeyServer 1.0, *)
     @Test func aFailedWriteKeepsTheNewSessionAndDeviceSecretInMemoryAndWritesThemLater() async throws {
         let store = FlakySecureStore()
         let transport = StubTransport { request in
@@ -30,7 +29,6 @@ import Testing
         #expect(store.contents?.session?.accessToken == "access-1")
     }
 
-    @available(LatchkeyServer 1.0, *)
     @Test func unreadableStoredBytesAreKeptAndReportedNotReplacedByANewIdentity() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-corrupt-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -5,10 +5,8 @@ import Testing
 /// Wire types that carry credentials never print them: not in `description`, `debugDescription`,
 /// string interpolation or `dump`.
 @Suite struct WireRedactionTests {
-    @available(LatchkeyServer 1.0, *)
     static let secret = "SECRET-0123456789abcdef"
 
-    @available(LatchkeyServer 1.0, *)
     static let values: [(String, any Sendable)] = [
         ("RegisterDeviceRequest", RegisterDeviceRequest(deviceID: "3f2504e0-4f89-11d3-9a0c-0305e82c3301", deviceSecret: secret)),
         ("RefreshRequest", RefreshRequest(refreshToken: secret)),
@@ -43,7 +41,6 @@ import Testing
     ]
 
     @Test(arguments: values.map(\.0))
-    @available(LatchkeyServer 1.0, *)
     func credentialsNeverPrint(type: String) {
         let value = Self.values.first { $0.0 == type }!.1
         var dumped = ""

@@ -4,7 +4,6 @@ import LatchkeyClient
 
 /// A WebSocket transport whose server is the test: each connect follows a script, and each socket it opens is handed to
 /// the test (``opened``) to push frames into and read what the client sent. No network, no sleeping.
-@available(LatchkeyServer 1.0, *)
 final class FakeWebSocketTransport: WebSocketTransport, @unchecked Sendable {
     /// What one connect does.
     enum Step {
@@ -48,7 +47,6 @@ final class FakeWebSocketTransport: WebSocketTransport, @unchecked Sendable {
 }
 
 /// One socket of ``FakeWebSocketTransport``: the test is its server.
-@available(LatchkeyServer 1.0, *)
 final class FakeWebSocket: WebSocketConnection, @unchecked Sendable {
     let request: TransportRequest
     private let incoming = AsyncQueue<WebSocketMessage>()
@@ -96,7 +94,6 @@ final class FakeWebSocket: WebSocketConnection, @unchecked Sendable {
 }
 
 /// A queue whose `next()` waits until something was pushed, or its task is cancelled (a test past its time limit).
-@available(LatchkeyServer 1.0, *)
 final class AsyncQueue<Element: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
     private var buffer: [Element] = []

@@ -3,7 +3,6 @@ import LatchkeyClient
 
 /// An in-memory secure store whose reads and writes can be made to fail (a locked Keychain, a full disk), and which
 /// counts its reads.
-@available(LatchkeyServer 1.0, *)
 final class FlakySecureStore: SecureStore, @unchecked Sendable {
     private let lock = NSLock()
     private var stored: StoredCredentials?
@@ -51,35 +50,7 @@ final class FlakySecureStore: SecureStore, @unchecked Sendable {
     }
 }
 
-/// A transport over URLSession that can lose the answer to a request after the server has handled it (a timeout, a
-/// suspended app): the request reaches the server, the app sees no response.
-@available(LatchkeyServer 1.0, *)
-final class AnswerLosingTransport: HTTPTransport, @unchecked Sendable {
-    private let inner = URLSessionTransport()
-    private let lock = NSLock()
-    private var pathToLose: String?
-    private var lost: [TransportResponse] = []
-
-    /// The next answer to a request to `path` is lost.
-    func loseNextAnswer(to path: String) { self.lock.withLock { self.pathToLose = path } }
-    /// The answers that were lost, in order.
-    var lostAnswers: [TransportResponse] { self.lock.withLock { self.lost } }
-
-    func send(_ request: TransportRequest) async throws -> TransportResponse {
-        let response = try await self.inner.send(request)
-        let losing = self.lock.withLock { () -> Bool in
-            guard self.pathToLose == request.url.path else { return false }
-            self.pathToLose = nil
-            self.lost.append(response)
-            return true
-        }
-        if losing { throw URLError(.timedOut) }
-        return response
-    }
-}
-
 /// Collects a session's events from the moment it is made.
-@available(LatchkeyServer 1.0, *)
 final class EventRecorder: @unchecked Sendable {
     private let lock = NSLock()
     private var recorded: [LatchkeyEvent] = []

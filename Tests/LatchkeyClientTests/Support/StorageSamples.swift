@@ -2,7 +2,6 @@ import Foundation
 import LatchkeyAPI
 import LatchkeyClient
 
-@available(LatchkeyServer 1.0, *)
 extension Samples {
     /// Credentials number `n`, issued at `issuedAt` for `lifetime` seconds; each of its secrets names `n`.
     static func storageCredentials(_ n: Int, issuedAt: Date, lifetime: Int = 3600) -> StorageCredentials {
@@ -21,7 +20,6 @@ extension Samples {
 }
 
 /// A value a stub handler and its test share.
-@available(LatchkeyServer 1.0, *)
 final class Shared<Value: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
     private var stored: Value

@@ -3,7 +3,6 @@ import LatchkeyAPI
 import LatchkeyClient
 
 /// A transport that records every request and answers through a script; no network.
-@available(LatchkeyServer 1.0, *)
 final class StubTransport: HTTPTransport, @unchecked Sendable {
     typealias Handler = @Sendable (TransportRequest) async throws -> TransportResponse
     private let lock = NSLock()
@@ -24,7 +23,6 @@ final class StubTransport: HTTPTransport, @unchecked Sendable {
 }
 
 /// A one-shot gate a stub handler waits on until the test opens it.
-@available(LatchkeyServer 1.0, *)
 final class Gate: @unchecked Sendable {
     private let lock = NSLock()
     private var isOpen = false
@@ -52,7 +50,6 @@ final class Gate: @unchecked Sendable {
 }
 
 /// A counter shared with stub handlers.
-@available(LatchkeyServer 1.0, *)
 final class Counter: @unchecked Sendable {
     private let lock = NSLock()
     private var value = 0
@@ -65,7 +62,6 @@ final class Counter: @unchecked Sendable {
     var count: Int { self.lock.withLock { self.value } }
 }
 
-@available(LatchkeyServer 1.0, *)
 extension TransportRequest {
     var bearer: String? {
         guard let value = self.header("Authorization"), value.hasPrefix("Bearer ") else { return nil }
@@ -74,7 +70,6 @@ extension TransportRequest {
     func decodeBody<T: Decodable>(_ type: T.Type) throws -> T { try JSONDecoder().decode(type, from: self.body ?? Data()) }
 }
 
-@available(LatchkeyServer 1.0, *)
 extension TransportResponse {
     static func json(_ status: Int, _ value: some Encodable, headers: [String: String] = [:]) -> TransportResponse {
         let encoder = JSONEncoder()
@@ -88,7 +83,6 @@ extension TransportResponse {
 }
 
 /// Stores, clock and transport for one unit test, and sessions built over them.
-@available(LatchkeyServer 1.0, *)
 struct Fixture {
     static let serverURL = URL(string: "https://auth.example.test")!
     let clock: ManualLatchkeyClock
@@ -131,7 +125,6 @@ struct Fixture {
     }
 }
 
-@available(LatchkeyServer 1.0, *)
 enum Samples {
     static func pair(_ n: Int, userID: String = "user", secret: String? = nil) -> TokenPairResponse {
         TokenPairResponse(

@@ -1,0 +1,9 @@
+/// Whether `lhs` and `rhs` are equal, in time that depends only on their lengths, never on where they differ.
+func constantTimeEquals(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+    guard lhs.count == rhs.count else { return false }
+    var difference: UInt8 = 0
+    for index in lhs.indices {
+        difference |= lhs[index] ^ rhs[index]
+    }
+    return difference == 0
+}

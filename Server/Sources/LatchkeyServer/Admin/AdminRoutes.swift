@@ -1,0 +1,561 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import LatchkeyAPI
+import Logging
+import Mustache
+import NIOCore
+
+/// The admin console under `/admin`: server-rendered pages (Mustache) for support staff, no JavaScript.
+///
+/// Every page but sign-in and setup needs a console session (cookie `latchkey_admin`: `HttpOnly`, `SameSite=Strict`,
+/// `Path=/admin`, `Secure` behind HTTPS); every form carries a CSRF token (an HMAC of the session cookie; for sign-in
+/// and setup, of a pre-session cookie) and a POST without it is refused with 403. Deleting a user, rotating the signing
+/// key and issuing an access code also need the admin's password, entered again in the form (`password`). Every answer has
+/// `Content-Security-Policy: default-src 'self'`, `X-Frame-Options: DENY`, `Cache-Control: no-store`. Every action goes
+/// through the services the API and CLI use and is written to the audit log (`admin:<email>`, from the client's address).
+package struct AdminRoutes: Sendable {
+    let services: LatchkeyServices
+    let admin: AdminService
+    let secureCookies: Bool
+    let trustedProxies: Set<String>
+    let startedAt: Date
+
+    static let sessionCookie = "latchkey_admin"
+    static let preSessionCookie = "latchkey_admin_pre"
+    static let pageSize = 25
+
+    package init(services: LatchkeyServices) {
+        self.services = services
+        self.admin = services.admin
+        let configuration = services.configuration
+        let consoleURL = configuration.admin.publicURL ?? configuration.publicURL ?? ""
+        self.secureCookies = configuration.admin.secureCookies ?? consoleURL.lowercased().hasPrefix("https://")
+        self.trustedProxies = configuration.limits.trustedProxies
+        self.startedAt = services.clock.now()
+    }
+
+    package func add(to router: Router<LatchkeyRequestContext>) {
+        let group = router.group("admin").add(middleware: AdminHeadersMiddleware())
+        group.get("static/admin.css") { _, _ in Self.asset(AdminTemplates.stylesheet, type: "text/css; charset=utf-8") }
+        group.get("static/favicon.svg") { _, _ in Self.asset(AdminTemplates.favicon, type: "image/svg+xml") }
+        group.get("login") { request, context in try await self.loginPage(request, context: context) }
+        group.post("login") { request, context in try await self.login(request, context: context) }
+        group.get("setup") { request, context in try await self.setupPage(request, context: context) }
+        group.post("setup") { request, context in try await self.setup(request, context: context) }
+        group.post("logout") { request, context in try await self.logout(request, context: context) }
+
+        group.get { request, context in try await self.page(request, context) { session in try await self.overview(session) } }
+        group.get("users") { request, context in try await self.page(request, context) { session in try await self.users(request, session) } }
+        group.get("users/:id") { request, context in
+            try await self.page(request, context) { session in try await self.user(try Self.uuid(context, "id"), session, flash: Self.flash(request))
+            }
+        }
+        group.get("users/:id/delete") { request, context in
+            try await self.page(request, context) { session in try await self.confirmDelete(try Self.uuid(context, "id"), session) }
+        }
+        group.get("access-codes") { request, context in
+            try await self.page(request, context) { session in try await self.codes(session, flash: Self.flash(request)) }
+        }
+        group.get("keys") { request, context in
+            try await self.page(request, context) { session in try await self.keys(session, flash: Self.flash(request)) }
+        }
+        group.get("audit") { request, context in try await self.page(request, context) { session in try await self.audit(request, session) } }
+
+        group.post("users/:id/sessions/:session/revoke") { request, context in
+            try await self.action(request, context) { session, _, actor in
+                let (user, sessionID) = (try Self.uuid(context, "id"), try Self.uuid(context, "session"))
+                guard try await self.services.store.userOfSession(sessionID) == user else { throw AdminPageError.notFound }
+                let revoked = try await self.services.sessions.revokeSession(id: sessionID)
+                if revoked {
+                    try await self.services.audit.record(actor, AuditAction.sessionRevoke, target: "session \(sessionID)", details: "user \(user)")
+                }
+                return .redirect("/admin/users/\(user)?done=" + (revoked ? "session-revoked" : "session-ended"))
+            }
+        }
+        group.post("users/:id/sessions/revoke-all") { request, context in
+            try await self.action(request, context) { _, _, actor in
+                let user = try Self.uuid(context, "id")
+                guard try await self.services.users.user(id: user) != nil else { throw AdminPageError.notFound }
+                let count = try await self.services.sessions.revokeSessions(ofUser: user)
+                try await self.services.audit.record(
+                    actor, AuditAction.userSessionsRevoke, target: "user \(user)", details: "\(count) sessions ended")
+                return .redirect("/admin/users/\(user)?done=sessions-revoked")
+            }
+        }
+        group.post("users/:id/budget") { request, context in
+            try await self.action(request, context) { session, form, actor in
+                let user = try Self.uuid(context, "id")
+                guard try await self.services.users.user(id: user) != nil else { throw AdminPageError.notFound }
+                guard let text = form["limit"], let limit = Double(text.trimmingCharacters(in: .whitespaces)), limit >= 0, limit.isFinite else {
+                    return .page(try await self.user(user, session, flash: .error("The limit must be a number, 0 or more."), status: .badRequest))
+                }
+                _ = try await self.services.budgets.setLimit(ofUser: user, to: limit)
+                try await self.services.audit.record(actor, AuditAction.userBudgetSet, target: "user \(user)", details: "limit \(limit)")
+                return .redirect("/admin/users/\(user)?done=budget-set")
+            }
+        }
+        group.post("users/:id/access-codes") { request, context in
+            try await self.action(request, context) { session, form, actor in
+                let user = try Self.uuid(context, "id")
+                guard try await self.services.users.user(id: user) != nil else { throw AdminPageError.notFound }
+                try await self.admin.confirmPassword(form["password"] ?? "", session: session)
+                var lifetime: TimeInterval?
+                if let text = form["expires_in"]?.trimmingCharacters(in: .whitespaces), !text.isEmpty {
+                    guard let seconds = Self.duration(text) else {
+                        return .page(
+                            try await self.user(
+                                user, session, flash: .error("“Expires in” takes a number with s, m, h or d, e.g. 30d."), status: .badRequest))
+                    }
+                    lifetime = seconds
+                }
+                let note = form["note"].map { String($0.trimmingCharacters(in: .whitespacesAndNewlines).prefix(200)) }.flatMap {
+                    $0.isEmpty ? nil : $0
+                }
+                let issued = try await self.services.accessCodes.issue(userID: user, expiresIn: lifetime, note: note)
+                try await self.services.audit.record(
+                    actor, AuditAction.accessCodeIssue, target: "user \(user)",
+                    details: "code \(issued.record.id) expires \(Self.format(issued.record.expiresAt))")
+                return .page(
+                    self.render(
+                        "issued", title: "Access code issued", session: session, nav: "users",
+                        ["user": user, "code": issued.code, "expires": Self.format(issued.record.expiresAt)],
+                        flash: .ok("Access code issued. Copy it now: it is not shown again.")))
+            }
+        }
+        group.post("users/:id/delete") { request, context in
+            try await self.action(request, context) { session, form, actor in
+                let user = try Self.uuid(context, "id")
+                guard try await self.services.users.user(id: user) != nil else { throw AdminPageError.notFound }
+                try await self.admin.confirmPassword(form["password"] ?? "", session: session)
+                let (deleted, apple) = try await self.services.users.delete(userID: user)
+                try await self.services.audit.record(
+                    actor, AuditAction.userDelete, target: "user \(user)",
+                    details: "\(deleted.sessionIDs.count) sessions, \(deleted.accessCodeIDs.count) access codes, \(apple) Apple tokens revoked")
+                return .redirect("/admin/users?done=user-deleted")
+            }
+        }
+        group.post("access-codes/:code/revoke") { request, context in
+            try await self.action(request, context) { _, form, actor in
+                let code = try Self.uuid(context, "code")
+                let (record, sessions) = try await self.services.accessCodes.revoke(id: code)
+                try await self.services.audit.record(
+                    actor, AuditAction.accessCodeRevoke, target: "code \(record.id)", details: "user \(record.userID), \(sessions) sessions ended")
+                if let back = form["back"], let user = UUID(uuidString: back)?.uuidString.lowercased() {
+                    return .redirect("/admin/users/\(user)?done=code-revoked")
+                }
+                return .redirect("/admin/access-codes?done=code-revoked")
+            }
+        }
+        group.post("keys/rotate") { request, context in
+            try await self.action(request, context) { session, form, actor in
+                try await self.admin.confirmPassword(form["password"] ?? "", session: session)
+                let record = try await self.services.keyRing.rotate()
+                try await self.services.audit.record(actor, AuditAction.keyRotate, target: "key \(record.kid)")
+                return .redirect("/admin/keys?done=key-rotated")
+            }
+        }
+    }
+
+    // MARK: Sign-in, setup, sign-out
+
+    private func loginPage(_ request: Request, context: LatchkeyRequestContext) async throws -> Response {
+        if let cookie = request.cookies[Self.sessionCookie]?.value, try await self.admin.session(cookie: cookie) != nil {
+            return Self.redirect("/admin")
+        }
+        return self.preSessionPage("login", title: "Sign in", request, ["email": ""])
+    }
+
+    private func login(_ request: Request, context: LatchkeyRequestContext) async throws -> Response {
+        guard let (form, nonce) = try await self.preSessionForm(request) else { return Self.forbidden() }
+        let email = form["email"] ?? ""
+        let ip = context.clientIP(of: request, trustedProxies: self.trustedProxies)
+        let values: [String: Any] = ["csrf": self.admin.preSessionCSRF(nonce: nonce), "email": email]
+        do {
+            let session = try await self.admin.login(email: email, password: form["password"] ?? "", ip: ip)
+            try await self.services.audit.record(
+                AuditActor(name: "admin:\(session.email)", source: ip), AuditAction.adminSignIn, target: "admin \(session.email)")
+            return self.signedIn(session)
+        } catch let error as AdminAuthError {
+            let (status, text) = Self.describe(error)
+            return self.render("login", title: "Sign in", session: nil, values, flash: .error(text), status: status)
+        }
+    }
+
+    private func setupPage(_ request: Request, context: LatchkeyRequestContext) async throws -> Response {
+        let tokens = request.uri.queryParameters.getAll("token")
+        guard tokens.count == 1, let token = tokens.first.map({ String($0) }), token.count <= 100,
+            let account = try await self.admin.setupAccount(token: token)
+        else {
+            return self.message(
+                "Link not valid", "This setup link is expired or was already used. Ask for a new one (latchkey admin create).", status: .badRequest)
+        }
+        return self.preSessionPage("setup", title: "Set your password", request, ["token": token, "email": account.email])
+    }
+
+    private func setup(_ request: Request, context: LatchkeyRequestContext) async throws -> Response {
+        guard let (form, nonce) = try await self.preSessionForm(request) else { return Self.forbidden() }
+        let token = form["token"] ?? ""
+        do {
+            let ip = context.clientIP(of: request, trustedProxies: self.trustedProxies)
+            let session = try await self.admin.completeSetup(
+                token: token, password: form["password"] ?? "", confirmation: form["password_confirm"] ?? "", ip: ip)
+            try await self.services.audit.record(
+                AuditActor(name: "admin:\(session.email)", source: ip), AuditAction.adminSignIn, target: "admin \(session.email)",
+                details: "password set with the setup link")
+            return self.signedIn(session)
+        } catch let error as AdminAuthError {
+            let (status, text) = Self.describe(error)
+            guard error != .invalidSetupLink, let account = try await self.admin.setupAccount(token: token) else {
+                return self.message("Link not valid", text, status: status)
+            }
+            return self.render(
+                "setup", title: "Set your password", session: nil,
+                ["csrf": self.admin.preSessionCSRF(nonce: nonce), "token": token, "email": account.email], flash: .error(text), status: status)
+        }
+    }
+
+    /// The sign-in or setup page, before any session: its form's CSRF token is signed with the pre-session nonce (the
+    /// cookie's, or a new one), and the cookie is set.
+    private func preSessionPage(_ template: String, title: String, _ request: Request, _ values: [String: Any]) -> Response {
+        let nonce = request.cookies[Self.preSessionCookie]?.value ?? Secret.generate()
+        var values = values
+        values["csrf"] = self.admin.preSessionCSRF(nonce: nonce)
+        var response = self.render(template, title: title, session: nil, values)
+        response.setCookie(self.cookie(Self.preSessionCookie, nonce))
+        return response
+    }
+
+    /// The form posted from a ``preSessionPage(_:title:_:_:)`` and its nonce; `nil` when its CSRF token does not match
+    /// the pre-session cookie (or there is none).
+    private func preSessionForm(_ request: Request) async throws -> (form: [String: String], nonce: String)? {
+        let form = try await request.formFields(upTo: 16 * 1024)
+        guard let nonce = request.cookies[Self.preSessionCookie]?.value, self.validCSRF(form, expected: self.admin.preSessionCSRF(nonce: nonce))
+        else { return nil }
+        return (form, nonce)
+    }
+
+    private func logout(_ request: Request, context: LatchkeyRequestContext) async throws -> Response {
+        guard let cookie = request.cookies[Self.sessionCookie]?.value, let session = try await self.admin.session(cookie: cookie) else {
+            return Self.redirect("/admin/login")
+        }
+        let form = try await request.formFields(upTo: 16 * 1024)
+        guard self.validCSRF(form, expected: session.csrf) else { return Self.forbidden() }
+        try await self.admin.logout(cookie: cookie)
+        try await self.services.audit.record(
+            AuditActor(name: "admin:\(session.email)", source: context.clientIP(of: request, trustedProxies: self.trustedProxies)),
+            AuditAction.adminSignOut, target: "admin \(session.email)")
+        var response = Self.redirect("/admin/login")
+        response.setCookie(self.cookie(Self.sessionCookie, "", maxAge: 0))
+        return response
+    }
+
+    private func signedIn(_ session: AdminSession) -> Response {
+        var response = Self.redirect("/admin")
+        response.setCookie(self.cookie(Self.sessionCookie, session.cookie ?? ""))
+        response.setCookie(self.cookie(Self.preSessionCookie, "", maxAge: 0))
+        return response
+    }
+
+    // MARK: Pages
+
+    /// A page for a signed-in admin; others are sent to the sign-in page.
+    private func page(
+        _ request: Request, _ context: LatchkeyRequestContext, _ body: (AdminSession) async throws -> Response
+    ) async throws -> Response {
+        guard let cookie = request.cookies[Self.sessionCookie]?.value, let session = try await self.admin.session(cookie: cookie) else {
+            return Self.redirect("/admin/login")
+        }
+        do { return try await body(session) } catch AdminPageError.notFound {
+            return self.message(
+                "Not found", "There is nothing here: the user, session or code does not exist (any more).", status: .notFound, session: session)
+        }
+    }
+
+    enum ActionResult {
+        case redirect(String)
+        case page(Response)
+    }
+
+    /// A form's POST by a signed-in admin with the session's CSRF token (else 403, changing nothing).
+    private func action(
+        _ request: Request, _ context: LatchkeyRequestContext,
+        _ body: (AdminSession, [String: String], AuditActor) async throws -> ActionResult
+    ) async throws -> Response {
+        guard let cookie = request.cookies[Self.sessionCookie]?.value, let session = try await self.admin.session(cookie: cookie) else {
+            return Self.forbidden()
+        }
+        let form = try await request.formFields(upTo: 16 * 1024)
+        guard self.validCSRF(form, expected: session.csrf) else { return Self.forbidden() }
+        let actor = AuditActor(name: "admin:\(session.email)", source: context.clientIP(of: request, trustedProxies: self.trustedProxies))
+        do {
+            switch try await body(session, form, actor) {
+            case .redirect(let location): return Self.redirect(location)
+            case .page(let response): return response
+            }
+        } catch AdminPageError.notFound {
+            return self.message(
+                "Not found", "There is nothing here: the user, session or code does not exist (any more).", status: .notFound, session: session)
+        } catch let error as ServiceError {
+            return self.message("Not done", error.description, status: .badRequest, session: session)
+        } catch let error as AdminAuthError {
+            let (status, text) = Self.describe(error)
+            return self.message("Not done", text, status: status, session: session)
+        }
+    }
+
+    private func overview(_ session: AdminSession) async throws -> Response {
+        let now = self.services.clock.now()
+        let figures = try await self.services.store.adminOverview(at: now)
+        let limits = self.services.metrics.refusalsByRoute().map { ["route": $0.route, "count": String($0.count)] }
+        return self.render(
+            "overview", title: "Overview", session: session, nav: "overview",
+            [
+                "users": String(figures.users), "devices": String(figures.devices), "live_sessions": String(figures.liveSessions),
+                "sign_ins": String(figures.signInsPerHour.reduce(0, +)), "refreshes": String(figures.refreshesPerHour.reduce(0, +)),
+                "chart": AdminChart.svg(signIns: figures.signInsPerHour, refreshes: figures.refreshesPerHour, endingAt: now),
+                "limits": limits, "since": Self.format(self.startedAt),
+            ])
+    }
+
+    private func users(_ request: Request, _ session: AdminSession) async throws -> Response {
+        let query = String((request.uri.queryParameters.get("q") ?? "").prefix(200))
+        let page = max(1, min(10_000, Int(request.uri.queryParameters.get("page") ?? "") ?? 1))
+        var users = try await self.services.store.searchUsers(query, limit: Self.pageSize + 1, offset: (page - 1) * Self.pageSize)
+        let more = users.count > Self.pageSize
+        users = Array(users.prefix(Self.pageSize))
+        var values: [String: Any] = [
+            "q": query, "users": users.map { ["id": $0.id, "kind": $0.kind.rawValue, "created": Self.format($0.createdAt)] },
+        ]
+        if page > 1 { values["previous"] = String(page - 1) }
+        if more { values["next"] = String(page + 1) }
+        return self.render("users", title: "Users", session: session, nav: "users", values, flash: Self.flash(request))
+    }
+
+    private func user(_ id: String, _ session: AdminSession, flash: Flash?, status: HTTPResponse.Status = .ok) async throws -> Response {
+        guard let user = try await self.services.users.user(id: id) else { throw AdminPageError.notFound }
+        let now = self.services.clock.now()
+        async let devices = self.services.users.devices(ofUser: id)
+        async let sessions = self.services.store.adminSessions(ofUser: id, limit: 100)
+        async let identities = self.services.store.identities(ofUser: id)
+        async let budget = self.services.budgets.budget(ofUser: id)
+        async let codes = self.services.accessCodes.list(ofUser: id)
+        async let account = self.services.accounts.account(userID: id)
+        var values: [String: Any] = [
+            "id": id, "user": id, "kind": user.kind.rawValue, "created": Self.format(user.createdAt),
+            "devices": try await devices.map {
+                [
+                    "id": $0.id, "created": Self.format($0.createdAt), "last_seen": $0.lastSeenAt.map(Self.format) ?? "—",
+                    "key": $0.keyThumbprint == nil ? "—" : "bound",
+                ]
+            },
+            "sessions": try await sessions.map { row -> [String: Any] in
+                var item: [String: Any] = [
+                    "id": row.id, "short": String(row.id.prefix(8)), "created": Self.format(row.createdAt),
+                    "last_refresh": row.lastRefreshAt.map(Self.format) ?? "never", "live": row.revokedAt == nil,
+                    "reason": row.revokedReason ?? "revoked",
+                ]
+                if let device = row.deviceID { item["device"] = device }
+                return item
+            },
+            "identities": try await identities.map { ["provider": $0.provider, "subject": $0.subject, "created": Self.format($0.createdAt)] },
+            "codes": try await codes.map { Self.codeItem($0, now: now) },
+        ]
+        let state = try await budget
+        values["limit"] = Self.number(state.limit)
+        values["used"] = Self.number(state.used)
+        values["remaining"] = Self.number(state.remaining)
+        values["period"] = state.period
+        if let account = try await account {
+            values["email"] = ["address": account.email, "state": account.verifiedAt.map { "verified \(Self.format($0))" } ?? "not verified"]
+        }
+        return self.render("user", title: "User \(id)", session: session, nav: "users", values, flash: flash, status: status)
+    }
+
+    private func confirmDelete(_ id: String, _ session: AdminSession) async throws -> Response {
+        guard try await self.services.users.user(id: id) != nil else { throw AdminPageError.notFound }
+        let sessions = try await self.services.store.adminSessions(ofUser: id, limit: 10_000)
+        return self.render(
+            "confirm-delete", title: "Delete user", session: session, nav: "users",
+            [
+                "id": id, "devices": String(try await self.services.users.devices(ofUser: id).count),
+                "live": String(sessions.filter { $0.revokedAt == nil }.count),
+                "identities": String(try await self.services.store.identities(ofUser: id).count),
+                "codes": String(try await self.services.accessCodes.list(ofUser: id).count),
+            ])
+    }
+
+    private func codes(_ session: AdminSession, flash: Flash?) async throws -> Response {
+        let now = self.services.clock.now()
+        let codes = try await self.services.accessCodes.list().sorted { $0.createdAt > $1.createdAt }.prefix(500).map { code -> [String: Any] in
+            var item = Self.codeItem(code, now: now)
+            item["user"] = code.userID
+            item["user_short"] = String(code.userID.prefix(8))
+            item["created"] = Self.format(code.createdAt)
+            return item
+        }
+        return self.render("codes", title: "Access codes", session: session, nav: "codes", ["codes": Array(codes)], flash: flash)
+    }
+
+    private func keys(_ session: AdminSession, flash: Flash?) async throws -> Response {
+        let keys = try await self.services.keyRing.records().sorted { $0.createdAt > $1.createdAt }.map { record in
+            [
+                "kid": record.kid, "algorithm": record.algorithm, "created": Self.format(record.createdAt),
+                "status": record.revokedAt != nil ? "revoked" : record.retiredAt != nil ? "retired" : "active (signing)",
+            ]
+        }
+        return self.render("keys", title: "Signing keys", session: session, nav: "keys", ["keys": keys], flash: flash)
+    }
+
+    private func audit(_ request: Request, _ session: AdminSession) async throws -> Response {
+        let parameters = request.uri.queryParameters
+        let action = String((parameters.get("action") ?? "").prefix(100)).trimmingCharacters(in: .whitespaces)
+        let text = String((parameters.get("q") ?? "").prefix(200)).trimmingCharacters(in: .whitespaces)
+        let before = parameters.get("before").flatMap { Int($0) }
+        let events = try await self.services.audit.events(
+            AuditQuery(action: action.isEmpty ? nil : action, text: text.isEmpty ? nil : text, before: before, limit: 101))
+        var values: [String: Any] = [
+            "action": action, "q": text, "filtered": !action.isEmpty || !text.isEmpty,
+            "events": events.prefix(100).map {
+                [
+                    "at": Self.format($0.at), "actor": $0.actor, "action": $0.action, "target": $0.target, "source": $0.source,
+                    "details": $0.details ?? "",
+                ]
+            },
+        ]
+        if events.count > 100, let last = events.prefix(100).last { values["older"] = String(last.id) }
+        return self.render("audit", title: "Audit log", session: session, nav: "audit", values)
+    }
+
+    // MARK: Rendering
+
+    struct Flash {
+        var kind: String
+        var text: String
+        static func ok(_ text: String) -> Flash { Flash(kind: "ok", text: text) }
+        static func error(_ text: String) -> Flash { Flash(kind: "error", text: text) }
+    }
+
+    /// The message of a finished action (`?done=`): only these fixed texts, so a link cannot put words on the page.
+    static func flash(_ request: Request) -> Flash? {
+        let messages = [
+            "session-revoked": "The session is revoked: its tokens stop working at once.", "session-ended": "That session had already ended.",
+            "sessions-revoked": "Every session of the user is revoked.", "budget-set": "The budget limit is set.",
+            "code-revoked": "The access code is revoked.", "key-rotated": "A new signing key signs from now on.",
+            "user-deleted": "The user is deleted.",
+        ]
+        return request.uri.queryParameters.get("done").flatMap { messages[$0] }.map(Flash.ok)
+    }
+
+    func render(
+        _ template: String, title: String, session: AdminSession?, nav: String? = nil, _ values: [String: Any], flash: Flash? = nil,
+        status: HTTPResponse.Status = .ok
+    ) -> Response {
+        var values = values
+        if let session { values["csrf"] = session.csrf }
+        let body = AdminTemplates.library.render(values, withTemplate: template) ?? ""
+        var layout: [String: Any] = ["title": title, "body": body]
+        if let session {
+            var admin: [String: Any] = ["email": session.email, "csrf": session.csrf]
+            if let nav { admin["nav_" + nav] = true }
+            layout["admin"] = admin
+        }
+        if let flash { layout["flash"] = ["kind": flash.kind, "text": flash.text] }
+        let html = AdminTemplates.library.render(layout, withTemplate: "layout") ?? ""
+        return Response(
+            status: status, headers: [.contentType: "text/html; charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(string: html)))
+    }
+
+    private func message(_ heading: String, _ text: String, status: HTTPResponse.Status, session: AdminSession? = nil) -> Response {
+        let link: [String: Any] =
+            session == nil ? ["href": "/admin/login", "label": "Sign in"] : ["href": "/admin", "label": "Back to the overview"]
+        return self.render("message", title: heading, session: session, ["heading": heading, "text": text, "link": link], status: status)
+    }
+
+    static func codeItem(_ code: AccessCodeRecord, now: Date) -> [String: Any] {
+        let status = code.status(at: now)
+        return [
+            "id": code.id, "short": String(code.id.prefix(8)), "note": code.note ?? "", "expires": Self.format(code.expiresAt), "status": status,
+            "active": status == "active", "user": code.userID,
+        ]
+    }
+
+    static func format(_ date: Date) -> String {
+        date.formatted(
+            Date.ISO8601FormatStyle(dateSeparator: .dash, dateTimeSeparator: .space, timeZone: .gmt).year().month().day().time(
+                includingFractionalSeconds: false)) + " UTC"
+    }
+
+    static func number(_ value: Double) -> String {
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
+    }
+
+    /// `30d`, `12h`, `90m`, `45s` or seconds, up to a year; nil otherwise.
+    static func duration(_ text: String) -> TimeInterval? {
+        DurationText.seconds(text).flatMap { $0 <= 366 * 86_400 ? $0 : nil }
+    }
+
+    static func describe(_ error: AdminAuthError) -> (HTTPResponse.Status, String) {
+        switch error {
+        case .invalidCredentials: (.unauthorized, "The email or password is not right.")
+        case .tooManyAttempts(let seconds): (.tooManyRequests, "Too many failed sign-ins; try again in \(seconds) seconds.")
+        case .invalidSetupLink: (.badRequest, "This setup link is expired or was already used. Ask for a new one (latchkey admin create).")
+        case .weakPassword(let text): (.badRequest, text)
+        case .passwordsDiffer: (.badRequest, "The two passwords differ.")
+        case .busy: (.serviceUnavailable, "The server is busy; try again in a moment.")
+        case .wrongPassword: (.unauthorized, "That is not your password: nothing was done. Go back and enter it again.")
+        }
+    }
+
+    // MARK: HTTP helpers
+
+    private func validCSRF(_ form: [String: String], expected: String) -> Bool {
+        guard let given = form["csrf"] else { return false }
+        return Secret.constantTimeEquals(given, expected)
+    }
+
+    private func cookie(_ name: String, _ value: String, maxAge: Int? = nil) -> Cookie {
+        Cookie(name: name, value: value, maxAge: maxAge, path: "/admin", secure: self.secureCookies, httpOnly: true, sameSite: .strict)
+    }
+
+    static func uuid(_ context: LatchkeyRequestContext, _ name: String) throws -> String {
+        guard let text = context.parameters.get(name), let uuid = UUID(uuidString: text) else { throw AdminPageError.notFound }
+        return uuid.uuidString.lowercased()
+    }
+
+    static func redirect(_ location: String) -> Response {
+        Response(status: .seeOther, headers: [.location: location])
+    }
+
+    static func forbidden() -> Response {
+        Response(
+            status: .forbidden, headers: [.contentType: "text/plain; charset=utf-8"],
+            body: ResponseBody(
+                byteBuffer: ByteBuffer(string: "Forbidden: the form is stale or was not sent from this console. Reload the page and try again.\n")))
+    }
+
+    static func asset(_ text: String, type: String) -> Response {
+        Response(
+            status: .ok, headers: [.contentType: type, .cacheControl: "public, max-age=3600"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+}
+
+enum AdminPageError: Error {
+    case notFound
+}
+
+/// The console's security headers on every answer under `/admin`.
+struct AdminHeadersMiddleware: RouterMiddleware {
+    typealias Context = LatchkeyRequestContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response = try await next(request, context)
+        response.headers[.contentSecurityPolicy] = "default-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'"
+        response.headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
+        response.headers[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
+        response.headers[HTTPField.Name("Referrer-Policy")!] = "same-origin"
+        if response.headers[.cacheControl] == nil { response.headers[.cacheControl] = "no-store" }
+        return response
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+import Synchronization
+
+/// The router of every Latchkey endpoint over `services`, and the OpenAPI document of exactly those endpoints at
+/// `GET /openapi.json`.
+///
+/// Embedders can add their own routes to the returned router; put them behind ``BearerAuthenticator``
+/// (and ``MeterMiddleware``) on a group of their own.
+public func buildRouter(services: LatchkeyServices) -> Router<LatchkeyRequestContext> {
+    buildAPI(services: services).router
+}
+
+/// The router and the operations it serves.
+package func buildAPI(services: LatchkeyServices) -> (router: Router<LatchkeyRequestContext>, operations: [APIOperation]) {
+    let configuration = services.configuration
+    let router = Router(context: LatchkeyRequestContext.self)
+    router.add(middleware: RequestLogMiddleware(metrics: services.metrics))
+    router.add(middleware: ErrorMiddleware())
+    router.add(middleware: RequestLimitsMiddleware(maxBodySize: configuration.maxBodySize))
+    let api = APIRoutes(router: router)
+    let (limiter, limits, dpop, verifier) = (services.rateLimiter, configuration.limits, services.dpop, services.verifier)
+    HealthRoutes(database: services.database).add(to: api)
+    DiscoveryRoutes(keyRing: services.keyRing, verifier: verifier, issuer: services.issuer).add(to: api)
+    UserRoutes(users: services.users, sessions: services.sessions, verifier: verifier, dpop: dpop, limiter: limiter, limits: limits).add(to: api)
+    DeviceRoutes(devices: services.devices, dpop: dpop, limiter: limiter, limits: limits).add(to: api)
+    GuestRoutes(guests: services.guests, limiter: limiter, limits: limits).add(to: api)
+    SessionRoutes(sessions: services.sessions, verifier: verifier, dpop: dpop, limiter: limiter, limits: limits).add(to: api)
+    AccessCodeRoutes(accessCodes: services.accessCodes, dpop: dpop, limiter: limiter, limits: limits).add(to: api)
+    FederationRoutes(
+        federation: services.federation, sessions: services.sessions, verifier: verifier, dpop: dpop, limiter: limiter, limits: limits,
+        accounts: configuration.email.isEnabled ? services.accounts : nil
+    ).add(to: api)
+    StorageRoutes(storage: services.storage, verifier: verifier, devices: services.store, limiter: limiter, limits: limits).add(to: api)
+    EmailAccountRoutes(
+        accounts: configuration.email.isEnabled ? services.accounts : nil, verifier: verifier, dpop: dpop, limiter: limiter,
+        limits: configuration.accountLimits, trustedProxies: limits.trustedProxies
+    ).add(to: api)
+    UsageRoutes(budgets: services.budgets).add(to: api)
+    EventRoutes(hub: services.events, verifier: verifier, limiter: limiter, limits: limits, configuration: configuration.events).add(to: api)
+    AuthorizeRoutes(
+        rules: configuration.authorizationRules, meters: configuration.meters, verifier: verifier, limiter: limiter,
+        trustedProxies: limits.trustedProxies, proxy: configuration.authorizeProxy, caseSensitive: configuration.authorizeCaseSensitive,
+        guestPerNetwork: limits.guestPerNetwork
+    ).add(to: api)
+    if configuration.admin.enabled && configuration.admin.port == nil { AdminRoutes(services: services).add(to: router) }
+    let operations = OperationsRoutes(metrics: services.metrics, token: configuration.metricsToken)
+    // Served on the API's port only behind metrics.token: metrics tell who is busy and when, so never to everyone.
+    if configuration.metricsPort == nil && configuration.metricsToken != nil { operations.addMetrics(to: api) }
+    let document = DocumentHolder()
+    operations.addDocument({ document.bytes }, to: api)
+    document.set(api.operations)
+    return (router, api.operations)
+}
+
+/// A Latchkey server over `services`, listening on the configured host and port: one `ServiceGroup` runs the HTTP
+/// server and ``LatchkeyServices/backgroundServices`` (the database's own service, key reloads, the revocation feed,
+/// pruning), and ``LatchkeyServices/prepare()`` runs before the server listens. With `metrics.port` set, `GET /metrics`
+/// is served by a second listener on that port.
+public func buildApplication(services: LatchkeyServices, logger: Logger) -> some ApplicationProtocol {
+    buildApplication(services: services, background: services.backgroundServices, logger: logger)
+}
+
+/// ``buildApplication(services:logger:)`` with the background services given, preparing the services before it listens
+/// unless `preparing` is false (tests run the database's service and prepare the services themselves).
+package func buildApplication(
+    services: LatchkeyServices, background: [any Service], preparing: Bool = true, logger: Logger
+)
+    -> some ApplicationProtocol
+{
+    let configuration = services.configuration
+    var background = background
+    if configuration.metricsPort == nil && configuration.metricsToken == nil {
+        logger.notice("GET /metrics is not served: set metrics.port (a port of its own) or metrics.token (a Bearer token) to serve it")
+    }
+    if let port = configuration.metricsPort {
+        let router = Router(context: LatchkeyRequestContext.self)
+        router.add(middleware: ErrorMiddleware())
+        OperationsRoutes(metrics: services.metrics, token: configuration.metricsToken).addMetrics(to: router)
+        background.append(
+            Application(
+                router: router, server: .guarded(ConnectionGuards(configuration: configuration)),
+                configuration: .init(address: .hostname(configuration.host, port: port), serverName: "latchkey-metrics"), logger: logger))
+    }
+    if configuration.admin.enabled, let port = configuration.admin.port {
+        // The console on a port of its own (firewalled apart): the same request log, error handling and connection guards
+        // (its own http.max-connections, so a flood of the API's port leaves the console reachable), nothing else.
+        let router = Router(context: LatchkeyRequestContext.self)
+        router.add(middleware: RequestLogMiddleware(metrics: services.metrics))
+        router.add(middleware: ErrorMiddleware())
+        AdminRoutes(services: services).add(to: router)
+        background.append(
+            Application(
+                router: router, server: .guarded(ConnectionGuards(configuration: configuration)),
+                configuration: .init(address: .hostname(configuration.host, port: port), serverName: "latchkey-admin"), logger: logger))
+    }
+    let responder = buildRouter(services: services).buildResponder()
+    var application = Application(
+        responder: responder,
+        server: EventSocketServer.builder(
+            responder: responder, hub: services.events, trustedProxies: configuration.limits.trustedProxies,
+            guards: ConnectionGuards(configuration: configuration)),
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "latchkey"),
+        services: background,
+        logger: logger)
+    if preparing { application.beforeServerStarts { try await services.prepare() } }
+    return application
+}
+
+/// The OpenAPI document of `operations`, as served at `GET /openapi.json`.
+package func apiDocument(of operations: [APIOperation]) throws -> Data {
+    try APIDocumentBuilder(operations: operations, version: HealthRoutes.version).json()
+}
+
+/// The API document's bytes, built at the first request for it (the document describes its own route too, so the
+/// operations are set once the router is complete).
+private final class DocumentHolder: Sendable {
+    private let state = Mutex<(operations: [APIOperation], bytes: ByteBuffer?)>(([], nil))
+
+    func set(_ operations: [APIOperation]) { self.state.withLock { $0 = (operations, nil) } }
+
+    var bytes: ByteBuffer {
+        self.state.withLock { state in
+            if let bytes = state.bytes { return bytes }
+            let bytes = ByteBuffer(bytes: (try? apiDocument(of: state.operations)) ?? Data("{}".utf8))
+            state.bytes = bytes
+            return bytes
+        }
+    }
+}
+
+/// Reloads the signing keys from the database every `interval` seconds (more than 0: checked at start).
+package struct SigningKeyReloader: Service {
+    let keyRing: SigningKeyRing
+    let interval: Double
+    let logger: Logger
+
+    package func run() async throws {
+        while !Task.isShuttingDownGracefully {
+            do {
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(self.interval)) }
+            } catch { return }
+            do { try await self.keyRing.reload() } catch {
+                self.logger.error("reloading signing keys failed", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import Logging
+import SQLKit
+
+/// Who did a support action, and from where: a person at the `latchkey` CLI (`cli:<login>`, from `cli on <host>`) or
+/// signed in to the admin console (`admin:<email>`, from the client's IP address).
+public struct AuditActor: Sendable, Equatable {
+    /// `cli:<login>` or `admin:<email>`.
+    public var name: String
+    /// `cli on <host>`, or the client's address.
+    public var source: String
+
+    public init(name: String, source: String) {
+        self.name = name
+        self.source = source
+    }
+
+    /// The person running this `latchkey` process: the login name from `LOGNAME`/`USER` (else the account's name), on this host.
+    public static func commandLine(environment: [String: String] = ProcessInfo.processInfo.environment) -> AuditActor {
+        let account = getpwuid(getuid()).flatMap { $0.pointee.pw_name.map { String(cString: $0) } }
+        let login = [environment["LOGNAME"], environment["USER"], account].compactMap { $0 }.first { !$0.isEmpty } ?? "uid \(getuid())"
+        return AuditActor(name: "cli:\(login)", source: "cli on \(ProcessInfo.processInfo.hostName)")
+    }
+}
+
+/// One entry of the audit log: who did what, to what, when and from where. `details` never holds a secret (an access
+/// code is recorded by its ID, a password not at all).
+public struct AuditEvent: Sendable, Equatable {
+    public var id: Int
+    public var at: Date
+    public var actor: String
+    public var action: String
+    public var target: String
+    public var source: String
+    public var details: String?
+}
+
+/// Which audit events to read: newest first, at most `limit`, older than the event `before` (a page's cursor).
+public struct AuditQuery: Sendable, Equatable {
+    public var since: Date?
+    /// Actions equal to it or under it (`user` matches `user.delete` and `user.budget.set`).
+    public var action: String?
+    /// The actor's name or the target contains it (case-insensitive).
+    public var text: String?
+    public var before: Int?
+    public var limit: Int
+
+    public init(since: Date? = nil, action: String? = nil, text: String? = nil, before: Int? = nil, limit: Int = 100) {
+        self.since = since
+        self.action = action
+        self.text = text
+        self.before = before
+        self.limit = limit
+    }
+}
+
+/// The actions the audit log records (the `action` column).
+public enum AuditAction {
+    public static let accessCodeIssue = "access_code.issue"
+    public static let accessCodeRevoke = "access_code.revoke"
+    public static let deviceReset = "device.reset"
+    public static let keyRotate = "key.rotate"
+    public static let keyRevoke = "key.revoke"
+    public static let outboxRetry = "outbox.retry"
+    public static let userDelete = "user.delete"
+    public static let userFreeID = "user.free_id"
+    public static let userBudgetSet = "user.budget.set"
+    public static let userSessionsRevoke = "user.sessions.revoke"
+    public static let sessionRevoke = "session.revoke"
+    public static let userIdentityUnlink = "user.identity.unlink"
+    public static let userEmailVerify = "user.email.verify"
+    public static let userEmailUnset = "user.email.unset"
+    public static let userPasswordSet = "user.password.set"
+    public static let adminCreate = "admin.create"
+    public static let adminRemove = "admin.remove"
+    public static let adminSignIn = "admin.sign_in"
+    public static let adminSignOut = "admin.sign_out"
+}
+
+/// The audit log (`audit_events`): support actions of the CLI and the admin console. Written after an action
+/// succeeded; read by `latchkey audit list` and the console's audit page.
+public final class AuditLog: Sendable {
+    let store: SQLLatchkeyStore
+    let clock: any WallClock
+    let logger: Logger
+
+    init(store: SQLLatchkeyStore, clock: any WallClock, logger: Logger) {
+        self.store = store
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// Records that `actor` did `action` to `target`.
+    public func record(_ actor: AuditActor, _ action: String, target: String, details: String? = nil) async throws {
+        try await self.store.recordAuditEvent(actor: actor, action: action, target: target, details: details, at: self.clock.now())
+        self.logger.info("audit", metadata: ["actor": "\(actor.name)", "action": "\(action)", "target": "\(target)"])
+    }
+
+    /// The events `query` selects, newest first.
+    public func events(_ query: AuditQuery) async throws -> [AuditEvent] {
+        try await self.store.auditEvents(query)
+    }
+}
+
+extension SQLLatchkeyStore {
+    func recordAuditEvent(actor: AuditActor, action: String, target: String, details: String?, at time: Date) async throws {
+        try await self.database.transaction { sql in
+            try await sql.raw(
+                """
+                INSERT INTO audit_events (at, actor, action, target, source, details)
+                VALUES (\(bind: time.stored), \(bind: actor.name), \(bind: action), \(bind: target), \(bind: actor.source), \(bind: details))
+                """
+            ).run()
+        }
+    }
+
+    func auditEvents(_ query: AuditQuery) async throws -> [AuditEvent] {
+        var conditions: [SQLQueryString] = []
+        if let since = query.since { conditions.append("at >= \(bind: since.stored)") }
+        if let action = query.action, !action.isEmpty {
+            conditions.append("(action = \(bind: action) OR action LIKE \(bind: Self.likePrefix(action)) ESCAPE '\\')")
+        }
+        if let text = query.text?.lowercased(), !text.isEmpty {
+            let pattern = "%" + Self.likeEscaped(text) + "%"
+            conditions.append("(LOWER(actor) LIKE \(bind: pattern) ESCAPE '\\' OR LOWER(target) LIKE \(bind: pattern) ESCAPE '\\')")
+        }
+        if let before = query.before { conditions.append("id < \(bind: before)") }
+        let filter: SQLQueryString = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        let statement: SQLQueryString = "SELECT * FROM audit_events" + filter + " ORDER BY id DESC LIMIT \(bind: max(0, query.limit))"
+        return try await self.database.read { sql in
+            try await sql.raw(statement).all().map { row in
+                AuditEvent(
+                    id: try row.decode(column: "id", as: Int.self), at: try row.date("at"), actor: try row.string("actor"),
+                    action: try row.string("action"), target: try row.string("target"), source: try row.string("source"),
+                    details: try row.optionalString("details"))
+            }
+        }
+    }
+
+    private static func likePrefix(_ action: String) -> String { Self.likeEscaped(action) + ".%" }
+}

@@ -1,0 +1,53 @@
+import Hummingbird
+import LatchkeyAPI
+
+/// `POST /api/v1/auth/register-device`: 201 for a new device (with a `device_secret` when it came without a DPoP
+/// proof), 200 for a known one that proved itself.
+struct DeviceRoutes {
+    let devices: DeviceService
+    let dpop: DPoPVerifier
+    let limiter: RateLimiter
+    let limits: AbuseLimits
+
+    func add(to api: APIRoutes<LatchkeyRequestContext>) {
+        api.add(
+            Self.register,
+            requirements: [
+                .proof(self.dpop),
+                .limited(
+                    by: self.limits.registerDevice, limiter: self.limiter, trustedProxies: self.limits.trustedProxies, counting: "registrations"),
+            ]
+        ) { request, context in
+            let body = try await request.decode(as: RegisterDeviceRequest.self, context: context)
+            let deviceID = try canonicalUUID(body.deviceID, field: "device_id")
+            let (tokens, created) = try await self.devices.register(deviceID: deviceID, deviceSecret: body.deviceSecret, proof: context.proof)
+            return Answer.tokens(tokens, status: created ? .created : .ok)
+        }
+    }
+
+    static let register = APIOperation(
+        .post, "/api/v1/auth/register-device", id: "registerDevice", tag: "Auth", summary: "Register a device and start a session",
+        description: """
+            Registers the device UUID as a device user (its user ID is the device UUID) and starts a session: an access token and a \
+            refresh token (see Tokens in the document's description).
+
+            A device that sends a DPoP proof (header `DPoP`, RFC 9449) is bound to the proof's key: it gets 201 without a \
+            `device_secret`, registers again only with a proof made by that key (over the server nonce), and its sessions are bound to \
+            the key, so its refresh tokens are worthless without it. A device without a key gets 201 and a `device_secret`, shown only \
+            this once; registering that device again needs it (a proof sent along binds the device to its key from then on) and answers \
+            200 (after a `logout global`, with a new `device_secret`: keep it, the old one no longer works). With `tokens.dpop` set to `required`, a registration without a proof is 400 `invalid_dpop_proof`.
+
+            A device UUID alone never gets tokens for a registered device (it travels in `X-Device-ID` headers): when neither the \
+            device's key nor its secret is proven the answer is 401 `invalid_device_secret`; when the UUID belongs to a user created by \
+            `users/register` (which signs in with access codes) or to a deleted user, 409 `device_id_claimed` or `user_deleted`: the app \
+            should start a new device identity.
+            """,
+        requestBody: RegisterDeviceRequest.self, requestExample: #"{"device_id": "0F8FAD5B-D9CB-469F-A165-70867728950E"}"#,
+        outcomes: [
+            .init(
+                201, "A new device user; `device_secret` once, when it came without a key.", body: TokenPairResponse.self, headers: ["Cache-Control"]),
+            .init(200, "A known device proved itself: a new session.", body: TokenPairResponse.self, headers: ["Cache-Control"]),
+            .badRequest(), .init(401, "The device is known and did not prove itself (`invalid_device_secret`).", headers: ["WWW-Authenticate"]),
+            .conflict("The device ID cannot be used (`device_id_claimed`, `user_deleted`): start a new device identity."), .tooLarge, .unavailable,
+        ])
+}

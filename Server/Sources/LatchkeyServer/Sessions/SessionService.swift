@@ -1,0 +1,233 @@
+import Crypto
+import Foundation
+import LatchkeyAPI
+import Logging
+
+/// Starts sessions, rotates their refresh tokens and ends them.
+///
+/// A refresh token's successor is derived from it (HMAC with a key derived from the master key), so only hashes
+/// are stored and a token presented again can be answered: while its successor was never used (the answer to its
+/// first use was lost) it gets that same successor, at any time within the refresh lifetime; within the grace window
+/// it gets the chain's newest token (concurrent refreshes of one app); later, once a descendant was used, it revokes
+/// the whole session.
+///
+/// A session started with a DPoP proof is bound to the proof's key: each of its refreshes needs a proof made with
+/// that key, so a refresh token copied off the device is worthless without the key.
+package struct SessionService: Sendable {
+    let store: any SessionStore
+    let tokens: AccessTokenIssuer
+    let cache: TokenVerificationCache
+    let policy: TokenPolicy
+    /// Successful refreshes per session (`limits.refresh`), counted in the rotation's own transaction.
+    let refreshLimit: RateLimitPolicy
+    let successorKey: SymmetricKey
+    let clock: any WallClock
+    let metrics: LatchkeyMetrics
+    let logger: Logger
+
+    /// A session about to be stored, with the plaintext of its first refresh token.
+    func makeSession(
+        userID: String, deviceID: String?, proof: VerifiedProof? = nil, accessCodeID: String? = nil
+    )
+        -> (session: NewSession, refreshToken: String)
+    {
+        let sessionID = UUID().uuidString.lowercased()
+        let refreshToken = RefreshToken.make(sessionID: sessionID, secret: Secret.generate())
+        let now = self.clock.now()
+        let session = NewSession(
+            id: sessionID, userID: userID, deviceID: deviceID, createdAt: now, refreshTokenHash: Secret.hash(refreshToken),
+            refreshTokenExpiresAt: now.addingTimeInterval(self.policy.refreshLifetime), proof: proof, accessCodeID: accessCodeID)
+        return (session, refreshToken)
+    }
+
+    /// The response for a session (begun at `authTime`) whose current refresh token is `refreshToken`.
+    func tokenPair(
+        sessionID: String, userID: String, deviceID: String?, authTime: Date, refreshToken: String, deviceSecret: String? = nil
+    ) async throws -> TokenPairResponse {
+        let access = try await self.tokens.issue(
+            kind: .session, subject: userID, sessionID: sessionID, deviceID: deviceID, lifetime: self.policy.sessionLifetime,
+            authTime: authTime)
+        return TokenPairResponse(
+            accessToken: access.token, expiresIn: Int(self.policy.sessionLifetime), refreshToken: refreshToken,
+            refreshTokenExpiresIn: Int(self.policy.refreshLifetime), userID: userID, sessionID: sessionID, deviceSecret: deviceSecret)
+    }
+
+    /// The token pair of a session just created from `session`.
+    func tokenPair(_ session: NewSession, refreshToken: String, deviceSecret: String? = nil) async throws -> TokenPairResponse {
+        try await self.tokenPair(
+            sessionID: session.id, userID: session.userID, deviceID: session.deviceID, authTime: session.createdAt, refreshToken: refreshToken,
+            deviceSecret: deviceSecret)
+    }
+
+    /// Starts a new session for an existing user, bound to `proof`'s key when one came.
+    package func startSession(
+        userID: String, deviceID: String?, proof: VerifiedProof?, accessCodeID: String? = nil
+    ) async throws
+        -> TokenPairResponse
+    {
+        try self.checkProofPolicy(proof)
+        let (session, refreshToken) = self.makeSession(userID: userID, deviceID: deviceID, proof: proof, accessCodeID: accessCodeID)
+        try await self.store.createSession(session)
+        return try await self.tokenPair(session, refreshToken: refreshToken)
+    }
+
+    /// Refuses a sign-in without a proof when this server requires them (`tokens.dpop` `required`).
+    func checkProofPolicy(_ proof: VerifiedProof?) throws {
+        if proof == nil && self.policy.dpop == .required { throw DPoPRejection.required }
+    }
+
+    /// Spends `refreshToken` and returns the session's next token pair; `proof` is the request's DPoP proof.
+    package func refresh(_ refreshToken: String, proof: VerifiedProof? = nil) async throws -> TokenPairResponse {
+        try await self.refreshCounting(refreshToken, proof: proof).tokens
+    }
+
+    /// ``refresh(_:proof:)``, with where the session stands against `limits.refresh` afterwards (refreshes left in the
+    /// window, and when its oldest leaves it). Over that limit: ``RateLimitExceeded``, nothing spent.
+    package func refreshCounting(
+        _ refreshToken: String, proof: VerifiedProof?
+    ) async throws
+        -> (tokens: TokenPairResponse, remaining: (count: Int, resetAt: Date)?)
+    {
+        guard let sessionID = RefreshToken.sessionID(of: refreshToken) else {
+            throw ServiceError.invalidGrant("The refresh token is not valid: unknown, expired or revoked.")
+        }
+        let successor = self.successor(of: refreshToken, sessionID: sessionID)
+        let now = self.clock.now()
+        let limit =
+            self.refreshLimit.isEnabled
+            ? RefreshLimit(bucket: RateLimiter.bucket(self.refreshLimit, sessionID), limit: self.refreshLimit.limit, window: self.refreshLimit.window)
+            : nil
+        let result = try await self.store.rotateRefreshToken(
+            sessionID: sessionID, presentedHash: Secret.hash(refreshToken), successorHash: Secret.hash(successor),
+            successorExpiresAt: now.addingTimeInterval(self.policy.refreshLifetime), now: now, graceWindow: self.policy.refreshGrace,
+            proof: proof, requireProof: self.policy.dpop == .required, limit: limit)
+        return (try await self.tokens(for: result.rotation, successor: successor, sessionID: sessionID, now: now), result.remaining)
+    }
+
+    private func tokens(for outcome: RefreshRotation, successor: String, sessionID: String, now: Date) async throws -> TokenPairResponse {
+        switch outcome {
+        case .rotated(let session), .unclaimedSuccessor(let session):
+            return try await self.tokenPair(
+                sessionID: session.id, userID: session.userID, deviceID: session.deviceID, authTime: session.createdAt, refreshToken: successor)
+        case .withinGrace(let session):
+            let latest = try await self.latestDescendant(of: successor, sessionID: sessionID)
+            return try await self.tokenPair(
+                sessionID: session.id, userID: session.userID, deviceID: session.deviceID, authTime: session.createdAt, refreshToken: latest)
+        case .reuseDetected(let session):
+            self.cache.invalidate(sessionIDs: [session.id])
+            self.metrics.refreshTokenReuseDetected()
+            self.logger.warning("refresh token reuse detected; session revoked", metadata: ["session_id": "\(session.id)"])
+            throw ServiceError.invalidGrant("The refresh token was already used; the session has been revoked. Sign in again.")
+        case .proofRequired(let session):
+            self.metrics.refreshWithoutProof()
+            self.logger.warning(
+                "refresh token presented without its session's DPoP key; refused", metadata: ["session_id": "\(session.id)"])
+            if session.dpopThumbprint == nil { throw DPoPRejection.required }
+            throw ServiceError.invalidGrant(
+                "This refresh token is bound to its device's key: the refresh needs a DPoP proof signed with that key.")
+        case .limited(_, let resetAt):
+            throw RateLimitExceeded(policy: self.refreshLimit, resetAt: resetAt, now: now)
+        case .invalid:
+            throw ServiceError.invalidGrant("The refresh token is not valid: unknown, expired or revoked.")
+        }
+    }
+
+    /// Whether this server issued `refreshToken` (spent or not): one read, no rotation. A client whose address
+    /// is over its failure limit is let through with such a token, reuse detection included.
+    func issued(_ refreshToken: String) async throws -> Bool {
+        guard let sessionID = RefreshToken.sessionID(of: refreshToken) else { return false }
+        return try await self.store.isRefreshTokenSpent(sessionID: sessionID, hash: Secret.hash(refreshToken)) != nil
+    }
+
+    /// Ends the sessions `scope` names; returns how many were live.
+    package func logout(_ token: VerifiedToken, scope: LogoutScope) async throws -> Int {
+        guard token.kind == .session, let sessionID = token.sessionID else {
+            throw ServiceError.forbidden("Only a session's access token can log out; access codes are revoked with the CLI.")
+        }
+        let now = self.clock.now()
+        let revoked: [String]
+        switch scope {
+        case .local:
+            revoked = try await self.store.revokeSession(id: sessionID, reason: "logout", at: now) ? [sessionID] : []
+        case .global:
+            revoked = try await self.store.logOutEverywhere(userID: token.userID, at: now)
+            self.cache.userSignedOut(token.userID)
+        case .others:
+            revoked = try await self.store.revokeSessions(ofUser: token.userID, keeping: sessionID, reason: "logout_others", at: now)
+        }
+        self.cache.invalidate(sessionIDs: revoked)
+        return revoked.count
+    }
+
+    /// Ends every session of `userID` (support: `latchkey users revoke-sessions`); returns how many were live.
+    package func revokeSessions(ofUser userID: String) async throws -> Int {
+        let revoked = try await self.store.revokeSessions(ofUser: userID, keeping: nil, reason: "admin", at: self.clock.now())
+        self.cache.invalidate(sessionIDs: revoked)
+        self.cache.userSignedOut(userID)
+        return revoked.count
+    }
+
+    /// Ends one session (support: the admin console); false when it was not live. Its tokens are refused at once here,
+    /// and by other processes through the revocation feed; its event sockets hear `session.revoked` (`admin`).
+    package func revokeSession(id: String) async throws -> Bool {
+        let revoked = try await self.store.revokeSession(id: id, reason: "admin", at: self.clock.now())
+        if revoked { self.cache.invalidate(sessionIDs: [id]) }
+        return revoked
+    }
+
+    /// Whether `token` shows a recent sign-in: a session begun within `tokens.recent-authentication` seconds, or a
+    /// fresh DPoP `proof` made with the key the session is bound to for this token (its `ath`, RFC 9449 §4.3), each
+    /// proof once (its `jti` is spent here). Tokens of an identity provider count as recent (the provider decides how
+    /// long its sign-ins last). A session exchanged from an access code never does, however
+    /// new or bound: the code is a support credential, not a sign-in of the user, so it can add no way to sign in.
+    func requireRecentAuthentication(_ token: VerifiedToken, proof: VerifiedProof?) async throws {
+        switch token.kind {
+        case .external: return
+        case .session:
+            guard let sessionID = token.sessionID, let session = try await self.store.session(id: sessionID), session.accessCodeID == nil
+            else { throw ServiceError.reauthenticationRequired }
+            if let authTime = token.claims.authTime,
+                self.clock.now().timeIntervalSince1970 - TimeInterval(authTime) <= self.policy.recentAuthentication
+            {
+                return
+            }
+            if let proof, proof.provesAccessToken, session.dpopThumbprint == proof.thumbprint {
+                try await self.store.spendProof(proof.asRecentAuthentication)
+                return
+            }
+            throw ServiceError.reauthenticationRequired
+        case .guest, .accessCode:
+            throw ServiceError.forbidden("Only the account's own session can do this; guest tokens and access codes cannot.")
+        }
+    }
+
+    /// The newest refresh token of the chain starting at `token`: the one a racing client that lost
+    /// should continue with, so its late answer does not hand it a token already spent.
+    func latestDescendant(of token: String, sessionID: String) async throws -> String {
+        var current = token
+        for _ in 0..<8 {
+            guard try await self.store.isRefreshTokenSpent(sessionID: sessionID, hash: Secret.hash(current)) == true else { return current }
+            current = self.successor(of: current, sessionID: sessionID)
+        }
+        return current
+    }
+
+    func successor(of refreshToken: String, sessionID: String) -> String {
+        let secret = Data(HMAC<SHA256>.authenticationCode(for: Data(refreshToken.utf8), using: self.successorKey)).base64URLEncodedString()
+        return RefreshToken.make(sessionID: sessionID, secret: secret)
+    }
+}
+
+/// The refresh-token format: `<session id>.<256-bit secret>`.
+///
+/// The session ID (not secret: access tokens carry it as `sid`) keys the lookup, so a session's refresh
+/// tokens sit together in one B-tree and a rotation writes one page.
+enum RefreshToken {
+    static func make(sessionID: String, secret: String) -> String { sessionID + "." + secret }
+
+    /// The session ID of a well-formed refresh token.
+    static func sessionID(of token: String) -> String? {
+        guard let dot = token.utf8.firstIndex(of: UInt8(ascii: ".")) else { return nil }
+        return UUID.canonical(String(token[..<dot]))
+    }
+}

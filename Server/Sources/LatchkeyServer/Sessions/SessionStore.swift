@@ -1,0 +1,297 @@
+import Foundation
+import SQLKit
+
+/// A session about to be created, with the hash of its first refresh token.
+package struct NewSession: Sendable {
+    package var id: String
+    package var userID: String
+    package var deviceID: String?
+    package var createdAt: Date
+    package var refreshTokenHash: String
+    package var refreshTokenExpiresAt: Date
+    /// The DPoP proof the sign-in came with: the session is bound to its key, and its `jti` is spent with the session.
+    package var proof: VerifiedProof?
+    /// The access code this session was exchanged from: revoking the code ends the session.
+    package var accessCodeID: String?
+}
+
+/// What presenting a refresh token did.
+package enum RefreshRotation: Sendable, Equatable {
+    /// First use: the token is now spent and its successor stored.
+    case rotated(SessionRecord)
+    /// Spent before, but its successor was never used: the answer to the first use was lost, the same successor stands.
+    case unclaimedSuccessor(SessionRecord)
+    /// Spent within the grace window, and its successor used since: the chain's newest token stands.
+    case withinGrace(SessionRecord)
+    /// Spent, its successor used, and the grace window over: the session has just been revoked.
+    case reuseDetected(SessionRecord)
+    /// The session is bound to a DPoP key and no proof with that key came (or this server requires proofs and the
+    /// session has no key); nothing was spent.
+    case proofRequired(SessionRecord)
+    /// The session refreshed as often as its limit allows in the window, which frees a refresh at `resetAt`; nothing
+    /// was spent.
+    case limited(SessionRecord, resetAt: Date)
+    /// Unknown, expired, or belonging to a revoked session.
+    case invalid
+}
+
+/// The per-session limit of successful refreshes, counted inside the rotation's own transaction.
+package struct RefreshLimit: Sendable, Equatable {
+    let bucket: String
+    let limit: Int
+    let window: TimeInterval
+}
+
+/// What a rotation did, and where the session stands against its refresh limit afterwards.
+package struct RefreshResult: Sendable, Equatable {
+    let rotation: RefreshRotation
+    /// Refreshes left in the window and when its oldest one leaves it, when a limit was counted.
+    var remaining: (count: Int, resetAt: Date)?
+
+    package static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.rotation == rhs.rotation && lhs.remaining?.count == rhs.remaining?.count && lhs.remaining?.resetAt == rhs.remaining?.resetAt
+    }
+}
+
+/// Sessions and their refresh-token families.
+package protocol SessionStore: SessionLookup {
+    /// Creates the session (spending its proof's `jti`); ``StoreError/conflict`` when the user does not exist.
+    func createSession(_ session: NewSession) async throws
+    /// Spends the refresh token of session `sessionID` whose hash is `presentedHash`, atomically; a first use
+    /// also marks the session's device as seen at `now`. `successorHash` must be the hash of the presented token's
+    /// successor (derived from it), so a lost answer can be given again.
+    ///
+    /// A session bound to a DPoP key needs `proof` made with that key; one that is not gets bound to `proof`'s key,
+    /// or, when `requireProof`, is refused without one. The proof's `jti` is spent in the same transaction
+    /// (``DPoPRejection/replayed`` when it was spent before).
+    ///
+    /// With `limit`, a refresh that succeeds counts against it in the same transaction, and one past it is
+    /// ``RefreshRotation/limited(_:resetAt:)`` before anything is spent.
+    func rotateRefreshToken(
+        sessionID: String, presentedHash: String, successorHash: String, successorExpiresAt: Date, now: Date, graceWindow: TimeInterval,
+        proof: VerifiedProof?, requireProof: Bool, limit: RefreshLimit?
+    ) async throws -> RefreshResult
+    /// Whether the session's refresh token with this hash has been used; nil when there is no such token.
+    func isRefreshTokenSpent(sessionID: String, hash: String) async throws -> Bool?
+    /// Revokes the user's live sessions, all or all but `keeping`; returns the IDs it revoked.
+    func revokeSessions(ofUser userID: String, keeping: String?, reason: String, at time: Date) async throws -> [String]
+    /// Revokes one session; returns whether it was live.
+    func revokeSession(id: String, reason: String, at time: Date) async throws -> Bool
+    /// `logout global`: revokes every live session of the user and dooms the secrets of its keyless devices (each is
+    /// replaced at the device's next `register-device`), in one transaction; returns the revoked sessions' IDs.
+    func logOutEverywhere(userID: String, at time: Date) async throws -> [String]
+    /// Spends `proof`'s `jti` on its own (a proof standing in for a recent sign-in); ``DPoPRejection/replayed`` when it
+    /// was spent before.
+    func spendProof(_ proof: VerifiedProof) async throws
+}
+
+extension SessionStore {
+    /// ``rotateRefreshToken(sessionID:presentedHash:successorHash:successorExpiresAt:now:graceWindow:proof:requireProof:limit:)``
+    /// without a limit.
+    func rotateRefreshToken(
+        sessionID: String, presentedHash: String, successorHash: String, successorExpiresAt: Date, now: Date, graceWindow: TimeInterval,
+        proof: VerifiedProof? = nil, requireProof: Bool = false
+    ) async throws -> RefreshRotation {
+        try await self.rotateRefreshToken(
+            sessionID: sessionID, presentedHash: presentedHash, successorHash: successorHash, successorExpiresAt: successorExpiresAt, now: now,
+            graceWindow: graceWindow, proof: proof, requireProof: requireProof, limit: nil
+        ).rotation
+    }
+}
+
+extension SQLLatchkeyStore: SessionStore {
+    package func createSession(_ session: NewSession) async throws {
+        try await self.database.transaction { sql in try await Self.insert(session, on: sql) }
+    }
+
+    package func session(id: String) async throws -> SessionRecord? {
+        try await self.database.read { sql in
+            try await sql.raw("SELECT \(unsafeRaw: Self.sessionColumns) FROM sessions s WHERE s.id = \(bind: id)").first().map(Self.session(from:))
+        }
+    }
+
+    package func rotateRefreshToken(
+        sessionID: String, presentedHash: String, successorHash: String, successorExpiresAt: Date, now: Date, graceWindow: TimeInterval,
+        proof: VerifiedProof?, requireProof: Bool, limit: RefreshLimit?
+    ) async throws -> RefreshResult {
+        let result = try await self.database.transaction { sql in
+            var counted: (count: Int, oldest: Date?)?
+            let rotation = try await Self.rotate(
+                sessionID: sessionID, presentedHash: presentedHash, successorHash: successorHash, successorExpiresAt: successorExpiresAt,
+                now: now, graceWindow: graceWindow, proof: proof, requireProof: requireProof, on: sql
+            ) { session in
+                guard let limit else { return nil }
+                // On PostgreSQL concurrent refreshes of one session would each count the same hits: one at a time.
+                try await Self.serialize(on: "rate-limit " + limit.bucket, sql)
+                let hits = try await Self.hits(bucket: limit.bucket, window: limit.window, now: now, on: sql)
+                counted = hits
+                return hits.count >= limit.limit ? .limited(session, resetAt: (hits.oldest ?? now) + limit.window) : nil
+            }
+            // Only a refresh that succeeds counts against the session's limit.
+            switch rotation {
+            case .rotated, .unclaimedSuccessor, .withinGrace:
+                guard let limit, let counted else { return RefreshResult(rotation: rotation) }
+                try await Self.recordHit(bucket: limit.bucket, at: now, on: sql)
+                return RefreshResult(rotation: rotation, remaining: (limit.limit - counted.count - 1, (counted.oldest ?? now) + limit.window))
+            default:
+                return RefreshResult(rotation: rotation)
+            }
+        }
+        // A rotation marks the device last seen now, which the profile shows.
+        if case .rotated(let session) = result.rotation { self.profiles.invalidate(userID: session.userID) }
+        return result
+    }
+
+    /// The rotation itself, inside the caller's transaction; `checkLimit` (given the session) may stop it, with its
+    /// answer, before anything is spent.
+    private static func rotate(
+        sessionID: String, presentedHash: String, successorHash: String, successorExpiresAt: Date, now: Date, graceWindow: TimeInterval,
+        proof: VerifiedProof?, requireProof: Bool, on sql: any SQLDatabase, checkLimit: (SessionRecord) async throws -> RefreshRotation?
+    ) async throws -> RefreshRotation {
+        guard
+            let row = try await sql.raw(
+                """
+                SELECT r.expires_at, r.used_at, \(unsafeRaw: Self.sessionColumns)
+                FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id
+                WHERE r.session_id = \(bind: sessionID) AND r.token_hash = \(bind: presentedHash)
+                """
+            ).first()
+        else { return .invalid }
+        let session = try Self.session(from: row)
+        guard session.revokedAt == nil, try row.date("expires_at") > now else { return .invalid }
+        if let bound = session.dpopThumbprint {
+            guard proof?.thumbprint == bound else { return .proofRequired(session) }
+        } else if proof == nil && requireProof {
+            return .proofRequired(session)
+        }
+        if let refused = try await checkLimit(session) { return refused }
+        if session.dpopThumbprint == nil, let proof {
+            // A session started without a key (an older app) is bound to the key its app now proves.
+            try await sql.raw("UPDATE sessions SET dpop_thumbprint = \(bind: proof.thumbprint) WHERE id = \(bind: session.id)").run()
+        }
+        try await Self.spend(proof, on: sql)
+        // Claiming the token with a conditional update is what makes concurrent refreshes safe:
+        // exactly one caller sees `used_at IS NULL`, on SQLite and on PostgreSQL alike.
+        let claimed =
+            try await sql.raw(
+                """
+                UPDATE refresh_tokens SET used_at = \(bind: now.stored)
+                WHERE session_id = \(bind: sessionID) AND token_hash = \(bind: presentedHash) AND used_at IS NULL
+                RETURNING token_hash
+                """
+            ).first() != nil
+        if claimed {
+            try await sql.raw(
+                """
+                INSERT INTO refresh_tokens (session_id, token_hash, created_at, expires_at)
+                VALUES (\(bind: session.id), \(bind: successorHash), \(bind: now.stored), \(bind: successorExpiresAt.stored))
+                """
+            ).run()
+            // A refresh is the app coming back: the device was last seen now.
+            if let deviceID = session.deviceID {
+                try await sql.raw("UPDATE devices SET last_seen_at = \(bind: now.stored) WHERE id = \(bind: deviceID)").run()
+            }
+            return .rotated(session)
+        }
+        let presented = try await sql.raw(
+            "SELECT used_at, handed_back FROM refresh_tokens WHERE session_id = \(bind: sessionID) AND token_hash = \(bind: presentedHash)"
+        ).first()
+        let usedAt = try presented?.optionalDate("used_at") ?? now
+        let late = now.timeIntervalSince(usedAt) > graceWindow
+        let handedBack = try presented?.decode(column: "handed_back", as: Int.self) ?? 0
+        // Spent before. A successor nobody used means the first answer never arrived: give it again. Within the grace
+        // window that is one app's concurrent refreshes; later it may as well be a copy presented beside its owner, so the
+        // successor is marked, and a late hand-back of a token itself handed back late (two holders taking turns) is reuse.
+        let successor = try await sql.raw(
+            "SELECT used_at, expires_at FROM refresh_tokens WHERE session_id = \(bind: sessionID) AND token_hash = \(bind: successorHash)"
+        ).first()
+        if let successor, try successor.optionalDate("used_at") == nil, try successor.date("expires_at") > now,
+            !late || handedBack == 0
+        {
+            if late {
+                try await sql.raw(
+                    "UPDATE refresh_tokens SET handed_back = 1 WHERE session_id = \(bind: sessionID) AND token_hash = \(bind: successorHash)"
+                ).run()
+            }
+            return .unclaimedSuccessor(session)
+        }
+        if !late {
+            return .withinGrace(session)
+        }
+        try await sql.raw(
+            """
+            UPDATE sessions SET revoked_at = \(bind: now.stored), revoked_reason = 'refresh_token_reuse'
+            WHERE id = \(bind: session.id) AND revoked_at IS NULL
+            """
+        ).run()
+        try await Self.recordRevocation(scope: .session, values: [session.id], at: now, on: sql)
+        return .reuseDetected(session)
+    }
+
+    package func isRefreshTokenSpent(sessionID: String, hash: String) async throws -> Bool? {
+        try await self.database.read { sql in
+            try await sql.raw("SELECT used_at FROM refresh_tokens WHERE session_id = \(bind: sessionID) AND token_hash = \(bind: hash)")
+                .first().map { row in
+                    try row.optionalDate("used_at") != nil
+                }
+        }
+    }
+
+    package func revokeSessions(ofUser userID: String, keeping: String?, reason: String, at time: Date) async throws -> [String] {
+        try await self.database.transaction { sql in
+            try await Self.revokeSessions(where: "user_id = \(bind: userID) AND id <> \(bind: keeping ?? "")", reason: reason, at: time, on: sql)
+        }
+    }
+
+    package func revokeSession(id: String, reason: String, at time: Date) async throws -> Bool {
+        try await self.database.transaction { sql in
+            try await !Self.revokeSessions(where: "id = \(bind: id)", reason: reason, at: time, on: sql).isEmpty
+        }
+    }
+
+    package func logOutEverywhere(userID: String, at time: Date) async throws -> [String] {
+        try await self.database.transaction { sql in
+            try await sql.raw("UPDATE devices SET secret_rotation_due = 1 WHERE user_id = \(bind: userID) AND key_thumbprint IS NULL").run()
+            return try await Self.revokeSessions(where: "user_id = \(bind: userID)", reason: "logout_global", at: time, on: sql)
+        }
+    }
+
+    /// Revokes the live sessions `condition` selects, inside the caller's transaction, and puts them in the feed.
+    static func revokeSessions(where condition: SQLQueryString, reason: String, at time: Date, on sql: any SQLDatabase) async throws -> [String] {
+        let revoked = try await sql.raw(
+            """
+            UPDATE sessions SET revoked_at = \(bind: time.stored), revoked_reason = \(bind: reason)
+            WHERE \(condition) AND revoked_at IS NULL RETURNING id
+            """
+        ).all().map { try $0.string("id") }
+        try await Self.recordRevocation(scope: .session, values: revoked, at: time, on: sql)
+        return revoked
+    }
+
+    static func insert(_ session: NewSession, on sql: any SQLDatabase) async throws {
+        try await Self.spend(session.proof, on: sql)
+        try await sql.raw(
+            """
+            INSERT INTO sessions (id, user_id, device_id, created_at, dpop_thumbprint, access_code_id)
+            VALUES (\(bind: session.id), \(bind: session.userID), \(bind: session.deviceID), \(bind: session.createdAt.stored),
+                    \(bind: session.proof?.thumbprint), \(bind: session.accessCodeID))
+            """
+        ).run()
+        try await sql.raw(
+            """
+            INSERT INTO refresh_tokens (token_hash, session_id, created_at, expires_at)
+            VALUES (\(bind: session.refreshTokenHash), \(bind: session.id), \(bind: session.createdAt.stored),
+                    \(bind: session.refreshTokenExpiresAt.stored))
+            """
+        ).run()
+    }
+
+    static let sessionColumns = "s.id, s.user_id, s.device_id, s.created_at, s.revoked_at, s.dpop_thumbprint, s.access_code_id"
+
+    static func session(from row: any SQLRow) throws -> SessionRecord {
+        SessionRecord(
+            id: try row.string("id"), userID: try row.string("user_id"), deviceID: try row.optionalString("device_id"),
+            createdAt: try row.date("created_at"), revokedAt: try row.optionalDate("revoked_at"),
+            dpopThumbprint: try row.optionalString("dpop_thumbprint"), accessCodeID: try row.optionalString("access_code_id"))
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// Keeps this process's verification cache in step with revocations made by other processes
+/// (the CLI, or other servers on the same database).
+///
+/// Revocations made in this process clear the cache at once. Those made elsewhere are read from the
+/// feed when the database notifies a commit (PostgreSQL's LISTEN/NOTIFY) and every
+/// `revocations.poll-interval` seconds (default 1), which bounds how long a session revoked elsewhere
+/// stays usable here when no notification comes (SQLite, or a lost listening connection). Access codes
+/// are checked against the database on every use, so their revocation is immediate everywhere.
+package final class RevocationFeed: Service, Sendable {
+    let store: any RevocationStore
+    let cache: TokenVerificationCache
+    /// Reloaded when another process revoked a signing key.
+    let keyRing: SigningKeyRing
+    let interval: TimeInterval
+    let clock: any WallClock
+    let logger: Logger
+    private let cursor = Mutex<Int?>(nil)
+
+    init(
+        store: any RevocationStore, cache: TokenVerificationCache, keyRing: SigningKeyRing, interval: TimeInterval, clock: any WallClock,
+        logger: Logger
+    ) {
+        self.store = store
+        self.cache = cache
+        self.keyRing = keyRing
+        self.interval = interval
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// Starts reading after the newest entry: what came before is already reflected in the database.
+    func start() async throws {
+        let latest = try await self.store.latestRevocationSequence()
+        self.cursor.withLock { $0 = latest }
+    }
+
+    /// Reads new entries and clears what they cover from the cache; returns how many it applied.
+    @discardableResult
+    package func poll() async throws -> Int {
+        guard let after = self.cursor.withLock({ $0 }) else {
+            try await self.start()
+            return 0
+        }
+        let events = try await self.store.revocations(after: after, limit: 1000)
+        var keysRevoked = false
+        for event in events {
+            switch event.scope {
+            case .session: self.cache.invalidate(sessionIDs: [event.value])
+            case .user: self.cache.invalidate(userID: event.value)
+            case .key:
+                self.cache.invalidate(keyID: event.value)
+                keysRevoked = true
+            }
+        }
+        if keysRevoked { try await self.keyRing.reload() }
+        if let last = events.last { self.cursor.withLock { $0 = max($0 ?? 0, last.sequence) } }
+        return events.count
+    }
+
+    /// Reads the feed whenever the database says another process committed revocations (PostgreSQL's
+    /// LISTEN/NOTIFY: within milliseconds) and, whatever happens to that connection, every `interval` seconds.
+    package func run() async throws {
+        // A service that returns would stop the whole group: without an interval (refused at start) it only waits.
+        guard self.interval > 0 else { return try await gracefulShutdown() }
+        let (wakes, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        await cancelWhenGracefulShutdown {
+            await withDiscardingTaskGroup { group in
+                group.addTask { await self.tick(wake) }
+                group.addTask { await self.follow(wake) }
+                for await _ in wakes {
+                    do {
+                        while try await self.poll() == 1000 {}
+                    } catch {
+                        self.logger.error("reading the revocation feed failed", metadata: ["error": "\(error)"])
+                    }
+                }
+                group.cancelAll()
+            }
+        }
+    }
+
+    /// Wakes the reader every `interval` seconds.
+    private func tick(_ wake: AsyncStream<Void>.Continuation) async {
+        while !Task.isCancelled {
+            do { try await Task.sleep(for: .seconds(self.interval)) } catch { return }
+            wake.yield()
+        }
+    }
+
+    /// Wakes the reader at each notification, listening again (after one `interval`) when the connection fails;
+    /// returns at once where the database has no notifications.
+    private func follow(_ wake: AsyncStream<Void>.Continuation) async {
+        await followNotifications(
+            retryInterval: self.interval, logger: self.logger,
+            warning: "listening for revocations failed; reading the feed every poll interval until it is back",
+            // What was committed while nobody listened is read now.
+            relistened: { wake.yield() }
+        ) { try await self.store.followRevocations({ wake.yield() }) }
+    }
+}

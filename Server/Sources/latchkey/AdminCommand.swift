@@ -1,0 +1,77 @@
+import ArgumentParser
+import Foundation
+import LatchkeyServer
+
+/// `latchkey admin create|list|remove`: the admin console's accounts.
+struct AdminCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "admin", abstract: "Admin console accounts (the console is on with admin.enabled).",
+        subcommands: [Create.self, List.self, Remove.self])
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create an admin account and print its one-time setup link (valid 24 hours).",
+            discussion: """
+                The link opens a page where the person sets their password, which is hashed as app passwords are. For an \
+                existing account, the password is cleared, its sessions end and a new link is printed. The link's address is \
+                admin.public-url, else the public URL (or http://HOST:admin.port when the console has a port of its own).
+                """)
+
+        @OptionGroup var options: DatabaseOptions
+
+        @Argument(help: "The person's email address (their sign-in name).")
+        var email: String
+
+        func run() async throws {
+            let (account, link, enabled) = try await withServices(self.options) { services in
+                let (account, token) = try await services.admin.createAccount(email: self.email)
+                try await services.audit.record(.commandLine(), AuditAction.adminCreate, target: "admin \(account.email)")
+                return (account, services.adminSetupLink(token: token), services.configuration.admin.enabled)
+            }
+            print(link)
+            var note = "admin \(account.email): the setup link above works once, for 24 hours"
+            if !enabled { note += " (admin.enabled is off in this configuration: the server must have it on to serve the console)" }
+            FileHandle.standardError.write(Data((note + "\n").utf8))
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List admin accounts.")
+
+        @OptionGroup var options: DatabaseOptions
+
+        func run() async throws {
+            let accounts = try await withServices(self.options) { services in try await services.admin.accounts() }
+            print(["EMAIL", "STATE", "CREATED", "LAST SIGN-IN"].joined(separator: "\t"))
+            for account in accounts {
+                print(
+                    [
+                        account.email, account.hasPassword ? "active" : "awaiting setup", account.createdAt.iso8601,
+                        account.lastLoginAt?.iso8601 ?? "-",
+                    ].joined(separator: "\t"))
+            }
+        }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove an admin account; its sessions end at once.")
+
+        @OptionGroup var options: DatabaseOptions
+
+        @Argument(help: "The account's email address.")
+        var email: String
+
+        func run() async throws {
+            let removed = try await withServices(self.options) { services in
+                let removed = try await services.admin.removeAccount(email: self.email)
+                if removed { try await services.audit.record(.commandLine(), AuditAction.adminRemove, target: "admin \(self.email)") }
+                return removed
+            }
+            guard removed else {
+                FileHandle.standardError.write(Data("error: no admin account \(self.email)\n".utf8))
+                throw ExitCode.failure
+            }
+            print("removed admin \(self.email)")
+        }
+    }
+}
