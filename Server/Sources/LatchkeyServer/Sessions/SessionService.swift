@@ -76,13 +76,9 @@ package struct SessionService: Sendable {
         if proof == nil && self.policy.dpop == .required { throw DPoPRejection.required }
     }
 
-    /// Spends `refreshToken` and returns the session's next token pair; `proof` is the request's DPoP proof.
-    package func refresh(_ refreshToken: String, proof: VerifiedProof? = nil) async throws -> TokenPairResponse {
-        try await self.refreshCounting(refreshToken, proof: proof).tokens
-    }
-
-    /// ``refresh(_:proof:)``, with where the session stands against `limits.refresh` afterwards (refreshes left in the
-    /// window, and when its oldest leaves it). Over that limit: ``RateLimitExceeded``, nothing spent.
+    /// Spends `refreshToken` and returns the session's next token pair (`proof` is the request's DPoP proof), with where
+    /// the session stands against `limits.refresh` afterwards (refreshes left in the window, and when its oldest leaves
+    /// it). Over that limit: ``RateLimitExceeded``, nothing spent.
     package func refreshCounting(
         _ refreshToken: String, proof: VerifiedProof?
     ) async throws
