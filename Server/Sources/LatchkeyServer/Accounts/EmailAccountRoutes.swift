@@ -19,7 +19,7 @@ struct EmailAccountRoutes {
     static let resetPagePath = "/api/v1/auth/reset-password"
 
     private func service() throws -> EmailAccountService {
-        guard let accounts = self.accounts else { throw AccountError.emailNotConfigured }
+        guard let accounts = self.accounts else { throw ServiceError.emailNotConfigured }
         return accounts
     }
 
@@ -28,7 +28,15 @@ struct EmailAccountRoutes {
     }
 
     func add(to api: APIRoutes<LatchkeyRequestContext>) {
-        api.add(Self.register, requirements: [self.perClient, .proof(self.dpop), .token(self.verifier, optional: true)]) { request, context in
+        api.add(
+            Self.register,
+            requirements: [
+                self.perClient, .proof(self.dpop),
+                .token(
+                    self.verifier, kinds: [.session], optional: true,
+                    refusal: "Only a signed-in user's session can add an email address; send no Bearer to create a new account."),
+            ]
+        ) { request, context in
             let accounts = try self.service()
             let body = try await request.decode(as: EmailRegistrationRequest.self, context: context)
             let account = try await accounts.register(email: body.email, password: body.password, attachingTo: context.identity, proof: context.proof)
@@ -111,7 +119,7 @@ struct EmailAccountRoutes {
             do {
                 let account = try await accounts.verifyEmail(VerifyEmailRequest(token: token))
                 return Self.page(.ok, "Email address verified", "\(account.email) is verified. You can go back to the app and sign in.")
-            } catch AccountError.invalidCode {
+            } catch ServiceError.invalidCode {
                 return Self.page(.badRequest, "Link not valid", "This link is expired or was already used. Ask the app for a new mail.")
             }
         }
@@ -140,9 +148,9 @@ struct EmailAccountRoutes {
             do {
                 _ = try await accounts.resetPassword(ResetPasswordConfirmRequest(token: token, newPassword: password))
                 return Self.page(.ok, "Password changed", "Your password is changed and you are signed out everywhere. Sign in with the new one.")
-            } catch AccountError.weakPassword(let reason) {
-                return Self.page(.badRequest, "Choose another password", AccountError.message(for: reason) + " Go back and try again.")
-            } catch AccountError.invalidCode {
+            } catch let error as ServiceError where error.kind == .weakPassword {
+                return Self.page(.badRequest, "Choose another password", error.message + " Go back and try again.")
+            } catch ServiceError.invalidCode {
                 return Self.page(.badRequest, "Link not valid", "This link is expired or was already used. Ask the app for a new mail.")
             }
         }

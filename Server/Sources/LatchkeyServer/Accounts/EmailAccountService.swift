@@ -70,9 +70,7 @@ package final class EmailAccountService: Sendable {
         try PasswordPolicy.check(normalized, email: address)
         let userID: String
         if let token {
-            guard token.kind == .session else {
-                throw ServiceError.forbidden("Only a signed-in user's session can add an email address; send no Bearer to create a new account.")
-            }
+            // The route lets only a session's token through (RequireToken); it must be a recent sign-in.
             try await self.sessions.requireRecentAuthentication(token, proof: proof)
             userID = token.userID
         } else {
@@ -90,8 +88,8 @@ package final class EmailAccountService: Sendable {
         case .created, .taken:
             self.sender?.wake()
             return EmailAccountResponse(userID: userID, email: address.address, emailVerified: false)
-        case .emailTaken: throw AccountError.emailTaken
-        case .alreadySet: throw AccountError.emailAlreadySet
+        case .emailTaken: throw ServiceError.emailTaken
+        case .alreadySet: throw ServiceError.emailAlreadySet
         case .userGone: throw TokenRejection.revoked
         }
     }
@@ -100,7 +98,7 @@ package final class EmailAccountService: Sendable {
     package func verifyEmail(_ request: VerifyEmailRequest) async throws -> EmailAccountResponse {
         let lookup = try self.lookup(token: request.token, email: request.email, code: request.code, purpose: .verify)
         guard let account = try await self.store.verifyEmail(lookup, maxAttempts: Self.maxCodeAttempts, at: self.clock.now()) else {
-            throw AccountError.invalidCode
+            throw ServiceError.invalidCode
         }
         return EmailAccountResponse(userID: account.userID, email: account.email, emailVerified: true)
     }
@@ -127,8 +125,8 @@ package final class EmailAccountService: Sendable {
         let (account, verification): (EmailAccountRecord?, PasswordHasher.Verification) = try await self.limiter.attempting(
             self.limits.loginFailures, key: key, refusal: self.tooManyAttempts(until:), failed: { $0.0 == nil || $0.1 == .invalid }
         ) { try await self.signInCandidate(key: key, password: normalized) }
-        guard let account, verification != .invalid else { throw AccountError.invalidCredentials }
-        guard account.verifiedAt != nil else { throw AccountError.emailNotVerified }
+        guard let account, verification != .invalid else { throw ServiceError.invalidCredentials }
+        guard account.verifiedAt != nil else { throw ServiceError.emailNotVerified }
         if verification == .validNeedsRehash {
             let hash = try await self.pool.hash(normalized)
             _ = try await self.store.setPasswordHash(
@@ -156,7 +154,7 @@ package final class EmailAccountService: Sendable {
 
     /// 429 `too_many_attempts` until `resetAt`, when the oldest counted failure leaves the window.
     private func tooManyAttempts(until resetAt: Date) -> any Error {
-        AccountError.tooManyAttempts(retryAfter: RateLimiter.seconds(until: resetAt, from: self.clock.now()))
+        ServiceError.tooManyAttempts(retryAfter: RateLimiter.seconds(until: resetAt, from: self.clock.now()))
     }
 
     // MARK: Passwords
@@ -183,7 +181,7 @@ package final class EmailAccountService: Sendable {
         guard
             let revoked = try await self.store.resetPassword(
                 lookup, newHash: hash, maxAttempts: Self.maxCodeAttempts, keepingDeviceKey: proof?.thumbprint, at: self.clock.now())
-        else { throw AccountError.invalidCode }
+        else { throw ServiceError.invalidCode }
         self.cache.invalidate(sessionIDs: revoked.sessions)
         self.cache.userSignedOut(revoked.userID)
         return PasswordChangedResponse(userID: revoked.userID, revokedSessions: revoked.sessions.count, revokedDevices: revoked.devices)
@@ -202,14 +200,13 @@ package final class EmailAccountService: Sendable {
     package func changePassword(
         _ request: ChangePasswordRequest, token: VerifiedToken, proof: VerifiedProof? = nil
     ) async throws -> PasswordChangedResponse {
-        guard token.kind == .session else { throw ServiceError.forbidden("Only the account's own session can change its password.") }
         guard let account = try await self.store.emailAccount(userID: token.userID) else {
             throw ServiceError.notFound("This account has no password yet: add an email address and password with POST /api/v1/auth/register.")
         }
         let verification = try await self.limiter.attempting(
             self.limits.loginFailures, key: account.emailKey, refusal: self.tooManyAttempts(until:), failed: { $0 == .invalid }
         ) { try await self.pool.verify(PasswordPolicy.normalize(request.currentPassword), against: account.passwordHash) }
-        guard verification != .invalid else { throw AccountError.invalidCredentials }
+        guard verification != .invalid else { throw ServiceError.invalidCredentials }
         let normalized = PasswordPolicy.normalize(request.newPassword)
         try PasswordPolicy.check(normalized, email: try? EmailAddress(parsing: account.email))
         let hash = try await self.pool.hash(normalized)
@@ -218,7 +215,7 @@ package final class EmailAccountService: Sendable {
             let revoked = try await self.store.setPasswordHash(
                 userID: account.userID, hash: hash, expectedHash: account.passwordHash, revokingSessionsExcept: token.sessionID,
                 keepingDeviceKey: proof?.thumbprint, notice: notice, reason: "password_changed", at: self.clock.now())
-        else { throw AccountError.invalidCredentials }  // changed meanwhile by another request
+        else { throw ServiceError.invalidCredentials }  // changed meanwhile by another request
         self.cache.invalidate(sessionIDs: revoked.sessions)
         if notice != nil { self.sender?.wake() }
         return PasswordChangedResponse(userID: account.userID, revokedSessions: revoked.sessions.count, revokedDevices: revoked.devices)
@@ -227,7 +224,6 @@ package final class EmailAccountService: Sendable {
     /// Removes the address (and so the password) of the token's user, given a recent sign-in; ends the user's other
     /// sessions and tells the address when it was verified. Refused when it is the user's only way to sign in.
     package func removeEmail(token: VerifiedToken, proof: VerifiedProof?) async throws -> EmailRemovedResponse {
-        guard token.kind == .session else { throw ServiceError.forbidden("Only the account's own session can remove its email address.") }
         try await self.sessions.requireRecentAuthentication(token, proof: proof)
         let (account, revoked) = try await self.remove(userID: token.userID, keepingSession: token.sessionID, onlyWayIn: false)
         return EmailRemovedResponse(userID: account.userID, email: account.email, revokedSessions: revoked)
@@ -301,7 +297,7 @@ package final class EmailAccountService: Sendable {
 
     // MARK: Codes and mails
 
-    static func parse(_ email: String) throws(AccountError) -> EmailAddress {
+    static func parse(_ email: String) throws(ServiceError) -> EmailAddress {
         do { return try EmailAddress(parsing: email) } catch { throw .invalidEmail(error.description) }
     }
 
@@ -333,7 +329,7 @@ package final class EmailAccountService: Sendable {
             return .link(hash: Secret.hash(token))
         }
         guard token == nil, let email, let code else {
-            throw APIError.badRequest("Send either token (from the mail's link), or email and code (the 6 digits in the mail).")
+            throw ServiceError.invalidRequest("Send either token (from the mail's link), or email and code (the 6 digits in the mail).")
         }
         let address = try Self.parse(email)
         let digits = code.trimmingCharacters(in: .whitespaces)

@@ -5,7 +5,7 @@ import Synchronization
 
 /// Runs password hashes on ``HashingThreads`` (dedicated, at a lower CPU priority), off the event loops and the task pool,
 /// at most `threads` at a time, with at most `queueLimit`
-/// more waiting: beyond that a request is refused at once (``AccountError/busy``, 503 with `Retry-After`) instead of
+/// more waiting: beyond that a request is refused at once (``ServiceError/busy``, 503 with `Retry-After`) instead of
 /// queueing without end. So a flood of logins costs at most `threads` cores; token verification, which never hashes
 /// a password, keeps the others.
 final class PasswordHashingPool: Sendable {
@@ -30,19 +30,19 @@ final class PasswordHashingPool: Sendable {
     }
 
     /// The PHC string of `password` (normalised already).
-    func hash(_ password: String) async throws(AccountError) -> String {
+    func hash(_ password: String) async throws(ServiceError) -> String {
         try await self.run { [hasher] in hasher.hash(password) }
     }
 
     /// Verifies `password` against `phc`, or against the dummy hash when `phc` is nil (the answer is then `.invalid`).
-    func verify(_ password: String, against phc: String?) async throws(AccountError) -> PasswordHasher.Verification {
+    func verify(_ password: String, against phc: String?) async throws(ServiceError) -> PasswordHasher.Verification {
         let stored: String
         if let phc { stored = phc } else { stored = try await self.dummyHash() }
         let verification = try await self.run { [hasher] in hasher.verify(password, against: stored) }
         return phc == nil ? .invalid : verification
     }
 
-    private func dummyHash() async throws(AccountError) -> String {
+    private func dummyHash() async throws(ServiceError) -> String {
         if let dummy = self.dummy.withLock({ $0 }) { return dummy }
         let made = try await self.hash(Secret.generate())
         return self.dummy.withLock { dummy in
@@ -52,7 +52,7 @@ final class PasswordHashingPool: Sendable {
         }
     }
 
-    private func run<T: Sendable>(_ body: @escaping @Sendable () -> T) async throws(AccountError) -> T {
+    private func run<T: Sendable>(_ body: @escaping @Sendable () -> T) async throws(ServiceError) -> T {
         let admitted: Bool? = self.state.withLock { state in
             if state.running < self.threads {
                 state.running += 1

@@ -100,8 +100,10 @@ package final class AdminService: Sendable {
         guard let account = try await self.setupAccount(token: token) else { throw AdminAuthError.invalidSetupLink }
         guard password == confirmation else { throw AdminAuthError.passwordsDiffer }
         let normalized = PasswordPolicy.normalize(password)
-        do { try PasswordPolicy.check(normalized, email: try? EmailAddress(parsing: account.email)) } catch .weakPassword(let reason) {
-            throw AdminAuthError.weakPassword(AccountError.message(for: reason))
+        do {
+            try PasswordPolicy.check(normalized, email: try? EmailAddress(parsing: account.email))
+        } catch let error where error.kind == .weakPassword {
+            throw AdminAuthError.weakPassword(error.message)
         } catch { throw AdminAuthError.invalidSetupLink }
         let hash = try await self.hash(normalized)
         guard try await self.store.setAdminPassword(setupHash: Secret.hash(token), hash: hash, at: self.clock.now()) else {

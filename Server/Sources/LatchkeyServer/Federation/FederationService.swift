@@ -62,9 +62,6 @@ package final class FederationService: Sendable {
         guard let verifier = self.appleVerifier else {
             throw ServiceError.notFound("Sign in with Apple is not enabled on this server (apple.client-ids is empty).")
         }
-        if let bearer, bearer.kind != .session {
-            throw ServiceError.forbidden("Only a signed-in session can link an Apple ID; guest tokens and access codes cannot.")
-        }
         try self.sessions.checkProofPolicy(proof)
         if let bearer { try await self.sessions.requireRecentAuthentication(bearer, proof: proof) }
         let claims = try await verifier.verify(request.identityToken)

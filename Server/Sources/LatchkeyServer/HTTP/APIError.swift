@@ -66,23 +66,7 @@ extension APIError {
         case let error as APIError: return error
         case let error as any APIErrorConvertible: return error.apiError
         case let rejection as TokenRejection: return .invalidToken(rejection.description)
-        case let error as ServiceError:
-            let (status, code): (HTTPResponse.Status, ErrorCode) =
-                switch error.kind {
-                case .invalidGrant: (.unauthorized, .invalidGrant)
-                case .invalidDeviceSecret: (.unauthorized, .invalidDeviceSecret)
-                case .forbidden: (.forbidden, .forbidden)
-                case .notFound: (.notFound, .notFound)
-                case .budgetExhausted: (.tooManyRequests, .budgetExhausted)
-                case .identityAlreadyLinked: (.conflict, .identityAlreadyLinked)
-                case .upstream: (.badGateway, .upstreamError)
-                case .reauthenticationRequired: (.forbidden, .reauthenticationRequired)
-                case .deviceIDClaimed: (.conflict, .deviceIDClaimed)
-                case .userDeleted: (.conflict, .userDeleted)
-                case .lastSignInMethod: (.conflict, .lastSignInMethod)
-                default: (.internalServerError, .internalError)
-                }
-            return APIError(status, code, error.message)
+        case let error as ServiceError: return APIError(error)
         case StoreError.unavailable: return .unavailable()
         // NIO's parser refused the bytes (a malformed chunk size while a route reads the body): the client's mistake.
         case let error as HTTPParserError:
@@ -102,6 +86,43 @@ extension APIError {
             }
         default: return nil
         }
+    }
+}
+
+extension APIError {
+    /// The HTTP answer of a ``ServiceError``: every kind's status, code and headers, in this one place.
+    init(_ error: ServiceError) {
+        let (status, code): (HTTPResponse.Status, ErrorCode) =
+            switch error.kind {
+            case .invalidGrant: (.unauthorized, .invalidGrant)
+            case .invalidDeviceSecret: (.unauthorized, .invalidDeviceSecret)
+            case .forbidden: (.forbidden, .forbidden)
+            case .notFound: (.notFound, .notFound)
+            case .budgetExhausted: (.tooManyRequests, .budgetExhausted)
+            case .identityAlreadyLinked: (.conflict, .identityAlreadyLinked)
+            case .upstream: (.badGateway, .upstreamError)
+            case .reauthenticationRequired: (.forbidden, .reauthenticationRequired)
+            case .deviceIDClaimed: (.conflict, .deviceIDClaimed)
+            case .userDeleted: (.conflict, .userDeleted)
+            case .lastSignInMethod: (.conflict, .lastSignInMethod)
+            case .invalidRequest: (.badRequest, error.code ?? .invalidRequest)
+            case .invalidEmail: (.badRequest, .invalidEmail)
+            case .weakPassword: (.badRequest, .weakPassword)
+            case .emailTaken: (.unprocessableContent, .emailTaken)
+            case .emailAlreadySet: (.conflict, .emailAlreadySet)
+            case .invalidCredentials: (.unauthorized, .invalidCredentials)
+            case .emailNotVerified: (.unauthorized, .emailNotVerified)
+            case .invalidCode: (.badRequest, .invalidCode)
+            case .tooManyAttempts: (.tooManyRequests, .tooManyAttempts)
+            case .busy: (.serviceUnavailable, .serviceUnavailable)
+            case .emailNotConfigured: (.notFound, .notFound)
+            default: (.internalServerError, .internalError)
+            }
+        self.init(status, code, error.message)
+        self.reason = error.reason
+        if let seconds = error.retryAfter { self.extraHeaders[.retryAfter] = String(seconds) }
+        // A refused password or an unverified address is not a refused token: no error="invalid_token".
+        if error.kind == .invalidCredentials || error.kind == .emailNotVerified { self.credentialPresented = false }
     }
 }
 

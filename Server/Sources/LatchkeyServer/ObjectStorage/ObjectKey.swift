@@ -58,5 +58,5 @@ struct ObjectKey {
         return false
     }
 
-    private static func invalid(_ message: String) -> APIError { APIError.badRequest(message, code: .invalidKey) }
+    private static func invalid(_ message: String) -> ServiceError { ServiceError.invalidRequest(message, code: .invalidKey) }
 }

@@ -41,7 +41,9 @@ package final class StorageService: Sendable {
         try self.requireEnabled()
         let key = try ObjectKey(request.key)
         guard request.method == .put else {
-            guard request.contentType == nil else { throw APIError.badRequest("content_type is only for PUT: a download or delete sends no body.") }
+            guard request.contentType == nil else {
+                throw ServiceError.invalidRequest("content_type is only for PUT: a download or delete sends no body.")
+            }
             return try self.presigned(request.method, key: self.prefix(ofUser: userID) + key.relative, headers: [:])
         }
         // Always signed, so the upload cannot pick its own type (text/html would be served from the bucket's origin).
@@ -55,7 +57,7 @@ package final class StorageService: Sendable {
         let root = try self.requireAssets()
         let relative = try ObjectKey(prefix ?? "", field: "prefix", allowEmpty: true)
         if let cursor, cursor.isEmpty || cursor.utf8.count > 1024 || cursor.unicodeScalars.contains(where: { $0.value < 0x20 }) {
-            throw APIError.badRequest("cursor must be the next_cursor of a previous page.")
+            throw ServiceError.invalidRequest("cursor must be the next_cursor of a previous page.")
         }
         let page = try await self.client.list(prefix: root + relative.relative, continuationToken: cursor, maxKeys: 1000, at: self.clock.now())
         let assets = page.contents.filter { $0.key.hasPrefix(root) }.map { object in

@@ -18,12 +18,12 @@ struct UploadContentType: Equatable {
     let essence: String
 
     /// Reads `text` and checks it against `allowed`; 400 with the envelope when it is no MIME type or not allowed.
-    init(_ text: String, allowed: [String]) throws(APIError) {
+    init(_ text: String, allowed: [String]) throws(ServiceError) {
         guard !text.isEmpty, text.utf8.count <= 256, !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value > 0x7e }),
             let essence = Self.essence(of: text)
-        else { throw APIError.badRequest("content_type must be a MIME type (type/subtype, printable ASCII, at most 256 bytes).") }
+        else { throw ServiceError.invalidRequest("content_type must be a MIME type (type/subtype, printable ASCII, at most 256 bytes).") }
         guard allowed.contains(where: { Self.pattern($0, admits: essence) }) else {
-            throw APIError.badRequest(
+            throw ServiceError.invalidRequest(
                 "Uploads of \(essence) are not allowed here; storage.allowed-content-types lists \(allowed.joined(separator: ", ")).")
         }
         self.value = text

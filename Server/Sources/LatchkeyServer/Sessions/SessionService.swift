@@ -137,7 +137,8 @@ package struct SessionService: Sendable {
 
     /// Ends the sessions `scope` names; returns how many were live.
     package func logout(_ token: VerifiedToken, scope: LogoutScope) async throws -> Int {
-        guard token.kind == .session, let sessionID = token.sessionID else {
+        // The route lets only a session's token through (RequireToken); a session's token always names its session.
+        guard let sessionID = token.sessionID else {
             throw ServiceError.forbidden("Only a session's access token can log out; access codes are revoked with the CLI.")
         }
         let now = self.clock.now()

@@ -1,4 +1,7 @@
-/// A rule a request broke, decided by a service; the routes turn it into an HTTP error.
+import LatchkeyAPI
+
+/// A rule a request broke, decided by a service: the server's one error type below the routes. Its HTTP status, error
+/// code and headers are mapped in one place, `APIError.translating(_:)`; services never choose a status.
 ///
 /// A struct, not an enum, so kinds can be added without breaking code that switches over them (as jwt-kit's and
 /// postgres-nio's errors are): compare ``kind`` with a static value, or match with `catch ServiceError.budgetExhausted`.
@@ -31,6 +34,28 @@ public struct ServiceError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let userDeleted = Kind("userDeleted")
         /// The change would leave the account with no way to sign in.
         public static let lastSignInMethod = Kind("lastSignInMethod")
+        /// The request is well-formed JSON but a value in it is not acceptable (``code`` says which rule).
+        public static let invalidRequest = Kind("invalidRequest")
+        /// The email address is not one the server can mail.
+        public static let invalidEmail = Kind("invalidEmail")
+        /// The password breaks the password policy (``reason`` says which rule).
+        public static let weakPassword = Kind("weakPassword")
+        /// Another account has this address (answered only with `email.reveal-existing`).
+        public static let emailTaken = Kind("emailTaken")
+        /// The account has an email address and password already.
+        public static let emailAlreadySet = Kind("emailAlreadySet")
+        /// An unknown address and a wrong password alike.
+        public static let invalidCredentials = Kind("invalidCredentials")
+        /// The password is right and the address is not verified yet.
+        public static let emailNotVerified = Kind("emailNotVerified")
+        /// A mailed code or link is wrong, expired or spent.
+        public static let invalidCode = Kind("invalidCode")
+        /// Too many failed sign-ins for the account (``retryAfter`` says for how long).
+        public static let tooManyAttempts = Kind("tooManyAttempts")
+        /// Every password-hashing thread is busy and the queue is full.
+        public static let busy = Kind("busy")
+        /// No SMTP relay is configured, so the email routes are off.
+        public static let emailNotConfigured = Kind("emailNotConfigured")
 
         public var description: String { self.name }
     }
@@ -39,10 +64,20 @@ public struct ServiceError: Error, Hashable, Sendable, CustomStringConvertible {
     public let kind: Kind
     /// The message shown to the caller.
     public let message: String
+    /// The error code of an ``Kind/invalidRequest`` (`invalid_request`, `invalid_key`); nil for the other kinds, whose
+    /// code follows from the kind.
+    public let code: ErrorCode?
+    /// Which rule was broken, for kinds that say (``Kind/weakPassword``: `too_short`, `common`, …): the envelope's `reason`.
+    public let reason: String?
+    /// Seconds until trying again can succeed (``Kind/tooManyAttempts``, ``Kind/busy``): the answer's `Retry-After`.
+    public let retryAfter: Int?
 
-    private init(_ kind: Kind, _ message: String) {
+    private init(_ kind: Kind, _ message: String, code: ErrorCode? = nil, reason: String? = nil, retryAfter: Int? = nil) {
         self.kind = kind
         self.message = message
+        self.code = code
+        self.reason = reason
+        self.retryAfter = retryAfter
     }
 
     public var description: String { self.message }
@@ -87,6 +122,51 @@ public struct ServiceError: Error, Hashable, Sendable, CustomStringConvertible {
         "This device ID is already registered: prove it is this device, with a DPoP proof made with its key or the device_secret "
             + "from its first registration."
     )
+
+    /// A value in the request is not acceptable: 400 with `code` (`invalid_request` unless another code says more).
+    public static func invalidRequest(_ message: String, code: ErrorCode = .invalidRequest) -> ServiceError {
+        ServiceError(.invalidRequest, message, code: code)
+    }
+    /// The email address is not one the server can mail.
+    public static func invalidEmail(_ message: String) -> ServiceError { ServiceError(.invalidEmail, message) }
+    /// The password breaks the policy's rule `reason`.
+    public static func weakPassword(_ reason: WeakPasswordReason) -> ServiceError {
+        ServiceError(.weakPassword, Self.message(for: reason), reason: reason.rawValue)
+    }
+    /// Another account has this address.
+    public static let emailTaken = ServiceError(.emailTaken, "An account with this email address already exists; sign in instead.")
+    /// The account has an email address and password already.
+    public static let emailAlreadySet = ServiceError(
+        .emailAlreadySet, "This account already has an email address and password; change the password instead.")
+    /// An unknown address and a wrong password alike.
+    public static let invalidCredentials = ServiceError(.invalidCredentials, "The email address or password is not right.")
+    /// The password is right and the address is not verified yet.
+    public static let emailNotVerified = ServiceError(
+        .emailNotVerified, "Please verify your email address first: use the code or link we mailed (or ask for a new one).")
+    /// A mailed code or link is wrong, expired or spent.
+    public static let invalidCode = ServiceError(
+        .invalidCode, "This code or link is wrong, expired or already used; ask for a new one if it keeps failing.")
+    /// Too many failed sign-ins for the account; `retryAfter` seconds until the oldest leaves the window.
+    public static func tooManyAttempts(retryAfter: Int) -> ServiceError {
+        ServiceError(
+            .tooManyAttempts, "Too many failed sign-ins for this account; try again in \(retryAfter) seconds.", retryAfter: retryAfter)
+    }
+    /// Every password-hashing thread is busy and the queue is full.
+    public static let busy = ServiceError(.busy, "The server is busy checking passwords; try again in a moment.", retryAfter: 1)
+    /// No SMTP relay is configured, so the email routes are off.
+    public static let emailNotConfigured = ServiceError(
+        .emailNotConfigured, "Email and password accounts are off on this server: set smtp.host (and email.from) to turn them on.")
+
+    /// What a ``weakPassword(_:)`` error says for `reason`.
+    static func message(for reason: WeakPasswordReason) -> String {
+        switch reason {
+        case .tooShort: "The password is too short: use at least \(PasswordPolicy.minimumLength) characters."
+        case .tooLong: "The password is too long: use at most \(PasswordPolicy.maximumLength) characters."
+        case .sameAsEmail: "The password cannot be your email address."
+        case .common: "This password is one of the most common ones; choose another."
+        default: "The password is not accepted (\(reason))."
+        }
+    }
 
     /// Matches any error of the same kind, so `catch ServiceError.budgetExhausted` works.
     public static func ~= (pattern: ServiceError, error: any Error) -> Bool {
