@@ -56,7 +56,7 @@ import urllib.request
 import uuid
 
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException, WebDriverException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException, WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
@@ -112,6 +112,22 @@ def jwt_claims(token):
 
 
 # --- the browser -----------------------------------------------------------------------------------------
+
+
+def is_stale(element):
+    """Whether `element` left the document: a new page replaced it. Chromium's driver says so either as a stale element
+    or, when the old page goes while the check runs, as an inspector error that the node does not belong to the document
+    (EC.staleness_of knows only the first, and raised the second as a failure)."""
+    try:
+        element.is_enabled()
+        return False
+    except StaleElementReferenceException:
+        return True
+    except WebDriverException as error:
+        if "does not belong to the document" in str(error):
+            return True
+        raise
+
 
 class Browser:
     def __init__(self, base, shots, chromium, chromedriver, driver_log):
@@ -192,7 +208,7 @@ class Browser:
         self.allowed = allow_status
         element.click()
         try:
-            self.wait.until(EC.staleness_of(html))
+            self.wait.until(lambda _: is_stale(html))
         except TimeoutException:
             raise CheckFailed(f"{what}: no new page within {WAIT}s") from None
         self.wait.until(lambda d: d.execute_script("return document.readyState") == "complete")
