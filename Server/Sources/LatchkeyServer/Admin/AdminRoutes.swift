@@ -13,9 +13,10 @@ import NIOCore
 /// and setup, of a pre-session cookie) and a POST without it is refused with 403. Deleting a user, rotating the signing
 /// key and issuing an access code also need the admin's password, entered again in the form (`password`). Every answer has
 /// `Content-Security-Policy: default-src 'self'`, `X-Frame-Options: DENY`, `Cache-Control: no-store`. Every action goes
-/// through the services the API and CLI use and is written to the audit log (`admin:<email>`, from the client's address).
+/// through ``ConsoleService`` (the services the API and CLI use) and is written to the audit log (`admin:<email>`, from the
+/// client's address); the routes read forms and render pages, and read nothing from the store themselves.
 package struct AdminRoutes: Sendable {
-    let services: LatchkeyServices
+    let console: ConsoleService
     let admin: AdminService
     let secureCookies: Bool
     let trustedProxies: Set<String>
@@ -25,14 +26,14 @@ package struct AdminRoutes: Sendable {
     static let preSessionCookie = "latchkey_admin_pre"
     static let pageSize = 25
 
-    package init(services: LatchkeyServices) {
-        self.services = services
-        self.admin = services.admin
-        let configuration = services.configuration
-        let consoleURL = configuration.admin.publicURL ?? configuration.publicURL ?? ""
-        self.secureCookies = configuration.admin.secureCookies ?? consoleURL.lowercased().hasPrefix("https://")
-        self.trustedProxies = configuration.limits.trustedProxies
-        self.startedAt = services.clock.now()
+    /// The console over `console` and `admin`; cookies are `Secure` when `secureCookies`; `startedAt` is shown on the
+    /// overview.
+    package init(console: ConsoleService, admin: AdminService, secureCookies: Bool, trustedProxies: Set<String>, startedAt: Date) {
+        self.console = console
+        self.admin = admin
+        self.secureCookies = secureCookies
+        self.trustedProxies = trustedProxies
+        self.startedAt = startedAt
     }
 
     package func add(to router: Router<LatchkeyRequestContext>) {
@@ -65,40 +66,32 @@ package struct AdminRoutes: Sendable {
         group.post("users/:id/sessions/:session/revoke") { request, context in
             try await self.action(request, context) { session, _, actor in
                 let (user, sessionID) = (try Self.uuid(context, "id"), try Self.uuid(context, "session"))
-                guard try await self.services.store.userOfSession(sessionID) == user else { throw AdminPageError.notFound }
-                let revoked = try await self.services.sessions.revokeSession(id: sessionID)
-                if revoked {
-                    try await self.services.audit.record(actor, AuditAction.sessionRevoke, target: "session \(sessionID)", details: "user \(user)")
-                }
+                let revoked = try await self.console.revokeSession(sessionID, ofUser: user, by: actor)
                 return .redirect("/admin/users/\(user)?done=" + (revoked ? "session-revoked" : "session-ended"))
             }
         }
         group.post("users/:id/sessions/revoke-all") { request, context in
             try await self.action(request, context) { _, _, actor in
                 let user = try Self.uuid(context, "id")
-                guard try await self.services.users.user(id: user) != nil else { throw AdminPageError.notFound }
-                let count = try await self.services.sessions.revokeSessions(ofUser: user)
-                try await self.services.audit.record(
-                    actor, AuditAction.userSessionsRevoke, target: "user \(user)", details: "\(count) sessions ended")
+                try await self.console.revokeSessions(ofUser: user, by: actor)
                 return .redirect("/admin/users/\(user)?done=sessions-revoked")
             }
         }
         group.post("users/:id/budget") { request, context in
             try await self.action(request, context) { session, form, actor in
                 let user = try Self.uuid(context, "id")
-                guard try await self.services.users.user(id: user) != nil else { throw AdminPageError.notFound }
+                try await self.console.requireUser(user)
                 guard let text = form["limit"], let limit = Double(text.trimmingCharacters(in: .whitespaces)), limit >= 0, limit.isFinite else {
                     return .page(try await self.user(user, session, flash: .error("The limit must be a number, 0 or more."), status: .badRequest))
                 }
-                _ = try await self.services.budgets.setLimit(ofUser: user, to: limit)
-                try await self.services.audit.record(actor, AuditAction.userBudgetSet, target: "user \(user)", details: "limit \(limit)")
+                try await self.console.setBudget(ofUser: user, to: limit, by: actor)
                 return .redirect("/admin/users/\(user)?done=budget-set")
             }
         }
         group.post("users/:id/access-codes") { request, context in
             try await self.action(request, context) { session, form, actor in
                 let user = try Self.uuid(context, "id")
-                guard try await self.services.users.user(id: user) != nil else { throw AdminPageError.notFound }
+                try await self.console.requireUser(user)
                 try await self.admin.confirmPassword(form["password"] ?? "", session: session)
                 var lifetime: TimeInterval?
                 if let text = form["expires_in"]?.trimmingCharacters(in: .whitespaces), !text.isEmpty {
@@ -112,10 +105,7 @@ package struct AdminRoutes: Sendable {
                 let note = form["note"].map { String($0.trimmingCharacters(in: .whitespacesAndNewlines).prefix(200)) }.flatMap {
                     $0.isEmpty ? nil : $0
                 }
-                let issued = try await self.services.accessCodes.issue(userID: user, expiresIn: lifetime, note: note)
-                try await self.services.audit.record(
-                    actor, AuditAction.accessCodeIssue, target: "user \(user)",
-                    details: "code \(issued.record.id) expires \(Self.format(issued.record.expiresAt))")
+                let issued = try await self.console.issueCode(forUser: user, expiresIn: lifetime, note: note, by: actor)
                 return .page(
                     self.render(
                         "issued", title: "Access code issued", session: session, nav: "users",
@@ -126,21 +116,16 @@ package struct AdminRoutes: Sendable {
         group.post("users/:id/delete") { request, context in
             try await self.action(request, context) { session, form, actor in
                 let user = try Self.uuid(context, "id")
-                guard try await self.services.users.user(id: user) != nil else { throw AdminPageError.notFound }
+                try await self.console.requireUser(user)
                 try await self.admin.confirmPassword(form["password"] ?? "", session: session)
-                let (deleted, apple) = try await self.services.users.delete(userID: user)
-                try await self.services.audit.record(
-                    actor, AuditAction.userDelete, target: "user \(user)",
-                    details: "\(deleted.sessionIDs.count) sessions, \(deleted.accessCodeIDs.count) access codes, \(apple) Apple tokens revoked")
+                try await self.console.deleteUser(user, by: actor)
                 return .redirect("/admin/users?done=user-deleted")
             }
         }
         group.post("access-codes/:code/revoke") { request, context in
             try await self.action(request, context) { _, form, actor in
                 let code = try Self.uuid(context, "code")
-                let (record, sessions) = try await self.services.accessCodes.revoke(id: code)
-                try await self.services.audit.record(
-                    actor, AuditAction.accessCodeRevoke, target: "code \(record.id)", details: "user \(record.userID), \(sessions) sessions ended")
+                try await self.console.revokeCode(code, by: actor)
                 if let back = form["back"], let user = UUID(uuidString: back)?.uuidString.lowercased() {
                     return .redirect("/admin/users/\(user)?done=code-revoked")
                 }
@@ -150,8 +135,7 @@ package struct AdminRoutes: Sendable {
         group.post("keys/rotate") { request, context in
             try await self.action(request, context) { session, form, actor in
                 try await self.admin.confirmPassword(form["password"] ?? "", session: session)
-                let record = try await self.services.keyRing.rotate()
-                try await self.services.audit.record(actor, AuditAction.keyRotate, target: "key \(record.kid)")
+                try await self.console.rotateKey(by: actor)
                 return .redirect("/admin/keys?done=key-rotated")
             }
         }
@@ -173,8 +157,7 @@ package struct AdminRoutes: Sendable {
         let values: [String: Any] = ["csrf": self.admin.preSessionCSRF(nonce: nonce), "email": email]
         do {
             let session = try await self.admin.login(email: email, password: form["password"] ?? "", ip: ip)
-            try await self.services.audit.record(
-                AuditActor(name: "admin:\(session.email)", source: ip), AuditAction.adminSignIn, target: "admin \(session.email)")
+            try await self.console.record(AuditActor(name: "admin:\(session.email)", source: ip), AuditAction.adminSignIn, admin: session.email)
             return self.signedIn(session)
         } catch let error as AdminAuthError {
             let (status, text) = Self.describe(error)
@@ -200,8 +183,8 @@ package struct AdminRoutes: Sendable {
             let ip = context.clientIP(of: request, trustedProxies: self.trustedProxies)
             let session = try await self.admin.completeSetup(
                 token: token, password: form["password"] ?? "", confirmation: form["password_confirm"] ?? "", ip: ip)
-            try await self.services.audit.record(
-                AuditActor(name: "admin:\(session.email)", source: ip), AuditAction.adminSignIn, target: "admin \(session.email)",
+            try await self.console.record(
+                AuditActor(name: "admin:\(session.email)", source: ip), AuditAction.adminSignIn, admin: session.email,
                 details: "password set with the setup link")
             return self.signedIn(session)
         } catch let error as AdminAuthError {
@@ -242,9 +225,9 @@ package struct AdminRoutes: Sendable {
         let form = try await request.formFields(upTo: 16 * 1024)
         guard self.validCSRF(form, expected: session.csrf) else { return Self.forbidden() }
         try await self.admin.logout(cookie: cookie)
-        try await self.services.audit.record(
+        try await self.console.record(
             AuditActor(name: "admin:\(session.email)", source: context.clientIP(of: request, trustedProxies: self.trustedProxies)),
-            AuditAction.adminSignOut, target: "admin \(session.email)")
+            AuditAction.adminSignOut, admin: session.email)
         var response = Self.redirect("/admin/login")
         response.setCookie(self.cookie(Self.sessionCookie, "", maxAge: 0))
         return response
@@ -305,9 +288,9 @@ package struct AdminRoutes: Sendable {
     }
 
     private func overview(_ session: AdminSession) async throws -> Response {
-        let now = self.services.clock.now()
-        let figures = try await self.services.store.adminOverview(at: now)
-        let limits = self.services.metrics.refusalsByRoute().map { ["route": $0.route, "count": String($0.count)] }
+        let now = self.console.now()
+        let figures = try await self.console.overview(at: now)
+        let limits = self.console.refusalsByRoute().map { ["route": $0.route, "count": String($0.count)] }
         return self.render(
             "overview", title: "Overview", session: session, nav: "overview",
             [
@@ -321,7 +304,7 @@ package struct AdminRoutes: Sendable {
     private func users(_ request: Request, _ session: AdminSession) async throws -> Response {
         let query = String((request.uri.queryParameters.get("q") ?? "").prefix(200))
         let page = max(1, min(10_000, Int(request.uri.queryParameters.get("page") ?? "") ?? 1))
-        var users = try await self.services.store.searchUsers(query, limit: Self.pageSize + 1, offset: (page - 1) * Self.pageSize)
+        var users = try await self.console.searchUsers(query, limit: Self.pageSize + 1, offset: (page - 1) * Self.pageSize)
         let more = users.count > Self.pageSize
         users = Array(users.prefix(Self.pageSize))
         var values: [String: Any] = [
@@ -333,23 +316,17 @@ package struct AdminRoutes: Sendable {
     }
 
     private func user(_ id: String, _ session: AdminSession, flash: Flash?, status: HTTPResponse.Status = .ok) async throws -> Response {
-        guard let user = try await self.services.users.user(id: id) else { throw AdminPageError.notFound }
-        let now = self.services.clock.now()
-        async let devices = self.services.users.devices(ofUser: id)
-        async let sessions = self.services.store.adminSessions(ofUser: id, limit: 100)
-        async let identities = self.services.store.identities(ofUser: id)
-        async let budget = self.services.budgets.budget(ofUser: id)
-        async let codes = self.services.accessCodes.list(ofUser: id)
-        async let account = self.services.accounts.account(userID: id)
+        let detail = try await self.console.userDetail(id)
+        let now = self.console.now()
         var values: [String: Any] = [
-            "id": id, "user": id, "kind": user.kind.rawValue, "created": Self.format(user.createdAt),
-            "devices": try await devices.map {
+            "id": id, "user": id, "kind": detail.user.kind.rawValue, "created": Self.format(detail.user.createdAt),
+            "devices": detail.devices.map {
                 [
                     "id": $0.id, "created": Self.format($0.createdAt), "last_seen": $0.lastSeenAt.map(Self.format) ?? "—",
                     "key": $0.keyThumbprint == nil ? "—" : "bound",
                 ]
             },
-            "sessions": try await sessions.map { row -> [String: Any] in
+            "sessions": detail.sessions.map { row -> [String: Any] in
                 var item: [String: Any] = [
                     "id": row.id, "short": String(row.id.prefix(8)), "created": Self.format(row.createdAt),
                     "last_refresh": row.lastRefreshAt.map(Self.format) ?? "never", "live": row.revokedAt == nil,
@@ -358,36 +335,33 @@ package struct AdminRoutes: Sendable {
                 if let device = row.deviceID { item["device"] = device }
                 return item
             },
-            "identities": try await identities.map { ["provider": $0.provider, "subject": $0.subject, "created": Self.format($0.createdAt)] },
-            "codes": try await codes.map { Self.codeItem($0, now: now) },
+            "identities": detail.identities.map { ["provider": $0.provider, "subject": $0.subject, "created": Self.format($0.createdAt)] },
+            "codes": detail.codes.map { Self.codeItem($0, now: now) },
         ]
-        let state = try await budget
+        let state = detail.budget
         values["limit"] = Self.number(state.limit)
         values["used"] = Self.number(state.used)
         values["remaining"] = Self.number(state.remaining)
         values["period"] = state.period
-        if let account = try await account {
+        if let account = detail.account {
             values["email"] = ["address": account.email, "state": account.verifiedAt.map { "verified \(Self.format($0))" } ?? "not verified"]
         }
         return self.render("user", title: "User \(id)", session: session, nav: "users", values, flash: flash, status: status)
     }
 
     private func confirmDelete(_ id: String, _ session: AdminSession) async throws -> Response {
-        guard try await self.services.users.user(id: id) != nil else { throw AdminPageError.notFound }
-        let sessions = try await self.services.store.adminSessions(ofUser: id, limit: 10_000)
+        let summary = try await self.console.deletionSummary(id)
         return self.render(
             "confirm-delete", title: "Delete user", session: session, nav: "users",
             [
-                "id": id, "devices": String(try await self.services.users.devices(ofUser: id).count),
-                "live": String(sessions.filter { $0.revokedAt == nil }.count),
-                "identities": String(try await self.services.store.identities(ofUser: id).count),
-                "codes": String(try await self.services.accessCodes.list(ofUser: id).count),
+                "id": id, "devices": String(summary.devices), "live": String(summary.liveSessions),
+                "identities": String(summary.identities), "codes": String(summary.codes),
             ])
     }
 
     private func codes(_ session: AdminSession, flash: Flash?) async throws -> Response {
-        let now = self.services.clock.now()
-        let codes = try await self.services.accessCodes.list().sorted { $0.createdAt > $1.createdAt }.prefix(500).map { code -> [String: Any] in
+        let now = self.console.now()
+        let codes = try await self.console.accessCodeList().sorted { $0.createdAt > $1.createdAt }.prefix(500).map { code -> [String: Any] in
             var item = Self.codeItem(code, now: now)
             item["user"] = code.userID
             item["user_short"] = String(code.userID.prefix(8))
@@ -398,7 +372,7 @@ package struct AdminRoutes: Sendable {
     }
 
     private func keys(_ session: AdminSession, flash: Flash?) async throws -> Response {
-        let keys = try await self.services.keyRing.records().sorted { $0.createdAt > $1.createdAt }.map { record in
+        let keys = try await self.console.signingKeys().sorted { $0.createdAt > $1.createdAt }.map { record in
             [
                 "kid": record.kid, "algorithm": record.algorithm, "created": Self.format(record.createdAt),
                 "status": record.revokedAt != nil ? "revoked" : record.retiredAt != nil ? "retired" : "active (signing)",
@@ -412,7 +386,7 @@ package struct AdminRoutes: Sendable {
         let action = String((parameters.get("action") ?? "").prefix(100)).trimmingCharacters(in: .whitespaces)
         let text = String((parameters.get("q") ?? "").prefix(200)).trimmingCharacters(in: .whitespaces)
         let before = parameters.get("before").flatMap { Int($0) }
-        let events = try await self.services.audit.events(
+        let events = try await self.console.auditEvents(
             AuditQuery(action: action.isEmpty ? nil : action, text: text.isEmpty ? nil : text, before: before, limit: 101))
         var values: [String: Any] = [
             "action": action, "q": text, "filtered": !action.isEmpty || !text.isEmpty,

@@ -200,17 +200,6 @@ package final class AdminService: Sendable {
     }
 }
 
-extension LatchkeyServices {
-    /// The console's setup link for `token`: `admin.public-url`, else the public URL (or `http://host:admin.port` when the
-    /// console has a port of its own), then `/admin/setup?token=`.
-    package func adminSetupLink(token: String) -> String {
-        let admin = self.configuration.admin
-        var base = admin.publicURL ?? admin.port.map { "http://\(self.configuration.host):\($0)" } ?? self.issuer
-        while base.hasSuffix("/") { base.removeLast() }
-        return base + "/admin/setup?token=" + token
-    }
-}
-
 extension SQLLatchkeyStore {
     static func adminAccount(from row: any SQLRow) throws -> AdminAccount {
         AdminAccount(

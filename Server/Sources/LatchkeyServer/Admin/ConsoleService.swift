@@ -1,0 +1,133 @@
+import Foundation
+import LatchkeyAPI
+
+/// What the admin console reads and does: the services the API and the CLI use, and the console's own store queries
+/// (``AdminQueries``). Every action is written to the audit log with the admin who did it, so ``AdminRoutes`` only reads
+/// forms and renders pages.
+package struct ConsoleService: Sendable {
+    let clock: any WallClock
+    let store: SQLLatchkeyStore
+    let users: UserService
+    let sessions: SessionService
+    let budgets: BudgetService
+    let accessCodes: AccessCodeService
+    let accounts: EmailAccountService
+    let keyRing: SigningKeyRing
+    let metrics: LatchkeyMetrics
+    let audit: AuditLog
+
+    /// What a user's page shows.
+    struct UserDetail {
+        let user: UserRecord
+        let devices: [DeviceRecord]
+        let sessions: [AdminSessionRow]
+        let identities: [IdentityRecord]
+        let budget: UserProfile.Budget
+        let codes: [AccessCodeRecord]
+        let account: EmailAccountRecord?
+    }
+
+    // MARK: Reads
+
+    func now() -> Date { self.clock.now() }
+
+    func overview(at now: Date) async throws -> AdminOverview { try await self.store.adminOverview(at: now) }
+
+    /// The 429s answered since the start, by route.
+    func refusalsByRoute() -> [(route: String, count: Int)] { self.metrics.refusalsByRoute() }
+
+    func searchUsers(_ query: String, limit: Int, offset: Int) async throws -> [UserRecord] {
+        try await self.store.searchUsers(query, limit: limit, offset: offset)
+    }
+
+    /// The user `id`; ``AdminPageError/notFound`` when there is none.
+    @discardableResult
+    func requireUser(_ id: String) async throws -> UserRecord {
+        guard let user = try await self.users.user(id: id) else { throw AdminPageError.notFound }
+        return user
+    }
+
+    func userDetail(_ id: String) async throws -> UserDetail {
+        let user = try await self.requireUser(id)
+        async let devices = self.users.devices(ofUser: id)
+        async let sessions = self.store.adminSessions(ofUser: id, limit: 100)
+        async let identities = self.store.identities(ofUser: id)
+        async let budget = self.budgets.budget(ofUser: id)
+        async let codes = self.accessCodes.list(ofUser: id)
+        async let account = self.accounts.account(userID: id)
+        return UserDetail(
+            user: user, devices: try await devices, sessions: try await sessions, identities: try await identities, budget: try await budget,
+            codes: try await codes, account: try await account)
+    }
+
+    /// What deleting the user `id` ends: its devices, live sessions, identities and access codes.
+    func deletionSummary(_ id: String) async throws -> (devices: Int, liveSessions: Int, identities: Int, codes: Int) {
+        try await self.requireUser(id)
+        let sessions = try await self.store.adminSessions(ofUser: id, limit: 10_000)
+        return (
+            try await self.users.devices(ofUser: id).count, sessions.filter { $0.revokedAt == nil }.count,
+            try await self.store.identities(ofUser: id).count, try await self.accessCodes.list(ofUser: id).count
+        )
+    }
+
+    func accessCodeList() async throws -> [AccessCodeRecord] { try await self.accessCodes.list() }
+
+    func signingKeys() async throws -> [SigningKeyRecord] { try await self.keyRing.records() }
+
+    func auditEvents(_ query: AuditQuery) async throws -> [AuditEvent] { try await self.audit.events(query) }
+
+    // MARK: Actions, each audited
+
+    /// Ends the session `sessionID` of `user`; false when it had ended already. ``AdminPageError/notFound`` when it is
+    /// not that user's.
+    func revokeSession(_ sessionID: String, ofUser user: String, by actor: AuditActor) async throws -> Bool {
+        guard try await self.store.userOfSession(sessionID) == user else { throw AdminPageError.notFound }
+        let revoked = try await self.sessions.revokeSession(id: sessionID)
+        if revoked { try await self.audit.record(actor, AuditAction.sessionRevoke, target: "session \(sessionID)", details: "user \(user)") }
+        return revoked
+    }
+
+    func revokeSessions(ofUser user: String, by actor: AuditActor) async throws {
+        try await self.requireUser(user)
+        let count = try await self.sessions.revokeSessions(ofUser: user)
+        try await self.audit.record(actor, AuditAction.userSessionsRevoke, target: "user \(user)", details: "\(count) sessions ended")
+    }
+
+    func setBudget(ofUser user: String, to limit: Double, by actor: AuditActor) async throws {
+        _ = try await self.budgets.setLimit(ofUser: user, to: limit)
+        try await self.audit.record(actor, AuditAction.userBudgetSet, target: "user \(user)", details: "limit \(limit)")
+    }
+
+    func issueCode(
+        forUser user: String, expiresIn lifetime: TimeInterval?, note: String?, by actor: AuditActor
+    ) async throws -> (code: String, record: AccessCodeRecord) {
+        let issued = try await self.accessCodes.issue(userID: user, expiresIn: lifetime, note: note)
+        try await self.audit.record(
+            actor, AuditAction.accessCodeIssue, target: "user \(user)",
+            details: "code \(issued.record.id) expires \(AdminRoutes.format(issued.record.expiresAt))")
+        return issued
+    }
+
+    func deleteUser(_ user: String, by actor: AuditActor) async throws {
+        let (deleted, apple) = try await self.users.delete(userID: user)
+        try await self.audit.record(
+            actor, AuditAction.userDelete, target: "user \(user)",
+            details: "\(deleted.sessionIDs.count) sessions, \(deleted.accessCodeIDs.count) access codes, \(apple) Apple tokens revoked")
+    }
+
+    func revokeCode(_ code: String, by actor: AuditActor) async throws {
+        let (record, sessions) = try await self.accessCodes.revoke(id: code)
+        try await self.audit.record(
+            actor, AuditAction.accessCodeRevoke, target: "code \(record.id)", details: "user \(record.userID), \(sessions) sessions ended")
+    }
+
+    func rotateKey(by actor: AuditActor) async throws {
+        let record = try await self.keyRing.rotate()
+        try await self.audit.record(actor, AuditAction.keyRotate, target: "key \(record.kid)")
+    }
+
+    /// Records a console sign-in (or the first, with the setup link) or sign-out.
+    func record(_ actor: AuditActor, _ action: String, admin email: String, details: String? = nil) async throws {
+        try await self.audit.record(actor, action, target: "admin \(email)", details: details)
+    }
+}
