@@ -2,6 +2,7 @@ import Foundation
 import LatchkeyAPI
 import Logging
 import SQLKit
+import Synchronization
 import Testing
 
 // `@testable`: the records' memberwise initialisers and `Migrations` are internal. Debug builds (the
@@ -107,6 +108,18 @@ private func signingKey(at time: Date) -> SigningKeyRecord {
         retiredAt: nil)
 }
 
+/// Every change a store's feed publishes from now on, in order.
+private final class ChangeRecorder: Sendable {
+    private let changes = Mutex<[StoreChange]>([])
+
+    init(_ feed: StoreChanges) {
+        feed.subscribe { [weak self] change in self?.changes.withLock { $0.append(change) } }
+    }
+
+    var all: [StoreChange] { self.changes.withLock { $0 } }
+    func clear() { self.changes.withLock { $0 = [] } }
+}
+
 /// Every revocation entry, oldest first.
 private func feed(_ store: SQLLatchkeyStore) async throws -> [RevocationEvent] {
     try await store.revocations(after: 0, limit: 10_000)
@@ -127,7 +140,58 @@ private func concurrently<T: Sendable>(_ count: Int, _ operation: @escaping @Sen
 extension StoreContract {
     static let all: [StoreContract] =
         users + devices + sessions + sessionConcurrency + accessCodes + signingKeys + rateLimits + budgets + revocationFeed + pruning
-        + identities
+        + identities + changeFeed
+
+    // MARK: The change feed
+
+    static let changeFeed: [StoreContract] = [
+        StoreContract("change feed: a write publishes what it changed once it committed, and a rolled-back one publishes nothing") {
+            store async throws in
+            let heard = ChangeRecorder(store.changes)
+            struct Refused: Error {}
+            await #expect(throws: Refused.self) {
+                try await store.changing { sql, changes in
+                    changes.note(.userChanged("someone"))
+                    try await sql.raw("DELETE FROM users WHERE id = 'nobody'").run()
+                    throw Refused()
+                }
+            }
+            #expect(heard.all.isEmpty)
+
+            let (device, session) = try await registerDevice(store)
+            heard.clear()
+            #expect(try await store.setBudgetLimit(ofUser: device.userID, to: 3))
+            #expect(heard.all.contains(.budgetChanged(device.userID)))
+            heard.clear()
+            #expect(try await store.revokeSession(id: session.id, reason: "test", at: at(1)))
+            #expect(heard.all == [.sessionsRevoked([session.id])])
+            heard.clear()
+            #expect(try await store.revokeSession(id: session.id, reason: "test", at: at(2)) == false)
+            #expect(heard.all == [])
+        },
+        StoreContract("change feed: this process hears the endings it commits as the revocation feed tells the others") { store async throws in
+            let heard = ChangeRecorder(store.changes)
+            let (device, session) = try await registerDevice(store)
+            let code = accessCode(user: device.userID, at: at(0))
+            try await store.insertAccessCode(code)
+            let (_, other) = try await registerDevice(store)
+            heard.clear()
+            #expect(try await store.revokeAccessCode(id: code.id, at: at(1)) != nil)
+            #expect(try await store.revokeSessions(ofUser: other.userID, keeping: nil, reason: "admin", at: at(2)) == [other.id])
+            #expect(try await store.deleteUser(id: device.userID, at: at(3)) != nil)
+            let endings = heard.all.filter {
+                switch $0 {
+                case .sessionsRevoked, .userDeleted, .keyRevoked: true
+                default: false
+                }
+            }
+            #expect(endings == (try await feed(store)).flatMap { RevocationEvent.changes(scope: $0.scope, values: [$0.value]) })
+            #expect(heard.all.contains(.accessCodeRevoked(code.id)))
+            #expect(heard.all.contains(.userSignedOut(other.userID)))
+            #expect(heard.all.contains(.userDeleted(device.userID)))
+            #expect(heard.all.contains(.sessionsRevoked([session.id])) == false)  // went with the user: no session entry
+        },
+    ]
 
     // MARK: Identities
 

@@ -9,7 +9,6 @@ package struct AccessCodeService: Sendable {
     let tokens: AccessTokenIssuer
     let verifier: AccessTokenVerifier
     let sessions: SessionService
-    let cache: TokenVerificationCache
     let defaultLifetime: TimeInterval
     let clock: any WallClock
 
@@ -39,8 +38,6 @@ package struct AccessCodeService: Sendable {
         guard let (record, sessions) = try await self.store.revokeAccessCode(id: id, at: self.clock.now()) else {
             throw ServiceError.notFound("No access code with ID \(id).")
         }
-        self.cache.invalidate(tokenID: id)
-        self.cache.invalidate(sessionIDs: sessions)
         return (record, sessions.count)
     }
 

@@ -45,13 +45,18 @@ extension SQLLatchkeyStore: AccessCodeStore {
     }
 
     package func revokeAccessCode(id: String, at time: Date) async throws -> (code: AccessCodeRecord, revokedSessions: [String])? {
-        try await self.database.transaction { sql in
+        try await self.changing { sql, changes in
             guard
                 let code = try await sql.raw(
                     "UPDATE access_codes SET revoked_at = COALESCE(revoked_at, \(bind: time.stored)) WHERE id = \(bind: id) RETURNING *"
                 ).first().map(Self.accessCode(from:))
             else { return nil }
-            return (code, try await Self.revokeSessions(where: "access_code_id = \(bind: id)", reason: "access_code_revoked", at: time, on: sql))
+            changes.note(.accessCodeRevoked(id))
+            return (
+                code,
+                try await Self.revokeSessions(
+                    where: "access_code_id = \(bind: id)", reason: "access_code_revoked", at: time, on: sql, noting: changes)
+            )
         }
     }
 

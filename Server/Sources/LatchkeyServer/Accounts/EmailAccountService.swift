@@ -11,7 +11,6 @@ package final class EmailAccountService: Sendable {
     let store: any EmailAccountStore
     let pool: PasswordHashingPool
     let sessions: SessionService
-    let cache: TokenVerificationCache
     let limiter: RateLimiter
     let limits: AccountLimits
     let masterKey: MasterKey
@@ -33,14 +32,13 @@ package final class EmailAccountService: Sendable {
     static let maxCodeAttempts = 5
 
     init(
-        store: any EmailAccountStore, pool: PasswordHashingPool, sessions: SessionService, cache: TokenVerificationCache, limiter: RateLimiter,
+        store: any EmailAccountStore, pool: PasswordHashingPool, sessions: SessionService, limiter: RateLimiter,
         limits: AccountLimits, masterKey: MasterKey, templates: MailTemplates, configuration: EmailConfiguration, linkBase: String,
         clock: any WallClock, logger: Logger, sender: OutboxSender?
     ) {
         self.store = store
         self.pool = pool
         self.sessions = sessions
-        self.cache = cache
         self.limiter = limiter
         self.limits = limits
         self.masterKey = masterKey
@@ -182,8 +180,6 @@ package final class EmailAccountService: Sendable {
             let revoked = try await self.store.resetPassword(
                 lookup, newHash: hash, maxAttempts: Self.maxCodeAttempts, keepingDeviceKey: proof?.thumbprint, at: self.clock.now())
         else { throw ServiceError.invalidCode }
-        self.cache.invalidate(sessionIDs: revoked.sessions)
-        self.cache.userSignedOut(revoked.userID)
         return PasswordChangedResponse(userID: revoked.userID, revokedSessions: revoked.sessions.count, revokedDevices: revoked.devices)
     }
 
@@ -216,7 +212,6 @@ package final class EmailAccountService: Sendable {
                 userID: account.userID, hash: hash, expectedHash: account.passwordHash, revokingSessionsExcept: token.sessionID,
                 keepingDeviceKey: proof?.thumbprint, notice: notice, reason: "password_changed", at: self.clock.now())
         else { throw ServiceError.invalidCredentials }  // changed meanwhile by another request
-        self.cache.invalidate(sessionIDs: revoked.sessions)
         if notice != nil { self.sender?.wake() }
         return PasswordChangedResponse(userID: account.userID, revokedSessions: revoked.sessions.count, revokedDevices: revoked.devices)
     }
@@ -262,7 +257,6 @@ package final class EmailAccountService: Sendable {
             throw ServiceError.lastSignInMethod(
                 "The email address is this account's only way to sign in: link another one first, or delete the account instead.")
         case .removed(let removed, let sessions):
-            self.cache.invalidate(sessionIDs: sessions)
             if removed.verifiedAt != nil { self.sender?.wake() }
             return (removed, sessions.count)
         }
@@ -282,7 +276,6 @@ package final class EmailAccountService: Sendable {
                 userID: userID, hash: hash, expectedHash: nil, revokingSessionsExcept: nil, keepingDeviceKey: nil,
                 notice: try self.notice("Support set a new password for your account.", to: account), reason: "admin", at: self.clock.now())
         else { throw ServiceError.notFound("User \(userID) has no email account.") }
-        self.cache.invalidate(sessionIDs: revoked.sessions)
         return (revoked.sessions.count, revoked.devices)
     }
 

@@ -224,7 +224,7 @@ extension SQLLatchkeyStore: EmailAccountStore {
             try await Self.storeCode(userID: userID, code, mail: mail, at: time, on: sql)
             return .created
         }
-        if result == .created || result == .taken { self.profiles.invalidate(userID: userID) }
+        if result == .created || result == .taken { self.changes.publish([.userChanged(userID)]) }
         return result
     }
 
@@ -233,7 +233,7 @@ extension SQLLatchkeyStore: EmailAccountStore {
     )
         async throws -> EmailRemoval
     {
-        let removed: EmailRemoval = try await self.database.transaction { sql in
+        let removed: EmailRemoval = try await self.changing { sql, changes in
             if !allowingOnlyWayIn {
                 let otherWayIn = try await sql.raw(
                     """
@@ -253,16 +253,18 @@ extension SQLLatchkeyStore: EmailAccountStore {
             try await sql.raw("DELETE FROM email_codes WHERE user_id = \(bind: userID)").run()
             if account.verifiedAt != nil, let notice { try await Self.enqueue(notice, at: time, on: sql) }
             let revoked = try await Self.revokeSessions(
-                where: "user_id = \(bind: userID) AND id <> \(bind: keeping ?? "")", reason: "email_removed", at: time, on: sql)
+                where: "user_id = \(bind: userID) AND id <> \(bind: keeping ?? "")", reason: "email_removed", at: time, on: sql, noting: changes)
             return .removed(account, revokedSessions: revoked)
         }
-        self.profiles.invalidate(userID: userID)
+        self.changes.publish([.userChanged(userID)])
         return removed
     }
 
     /// Makes the user's address theirs, inside the caller's transaction: marks it verified and removes the other
     /// (unverified) registrations of it. False, removing this registration instead, when another user verified it first.
-    private func claimAddress(ofUser userID: String, at time: Date, on sql: any SQLDatabase) async throws -> Bool {
+    private static func claimAddress(
+        ofUser userID: String, at time: Date, on sql: any SQLDatabase, noting changes: StoreChanges.Notes
+    ) async throws -> Bool {
         guard let row = try await sql.raw("SELECT email_key, verified_at FROM email_accounts WHERE user_id = \(bind: userID)").first() else {
             return false
         }
@@ -282,7 +284,7 @@ extension SQLLatchkeyStore: EmailAccountStore {
         for loser in losers {
             try await sql.raw("DELETE FROM email_codes WHERE user_id = \(bind: loser)").run()
             try await sql.raw("DELETE FROM email_accounts WHERE user_id = \(bind: loser)").run()
-            self.profiles.invalidate(userID: loser)
+            changes.note(.userChanged(loser))
         }
         return losers != [userID]
     }
@@ -320,23 +322,23 @@ extension SQLLatchkeyStore: EmailAccountStore {
     }
 
     func verifyEmail(_ lookup: EmailCodeLookup, maxAttempts: Int, at time: Date) async throws -> EmailAccountRecord? {
-        let account: EmailAccountRecord? = try await self.database.transaction { sql in
+        let account: EmailAccountRecord? = try await self.changing { sql, changes in
             guard let userID = try await Self.spendCode(.verify, lookup, maxAttempts: maxAttempts, at: time, on: sql),
-                try await self.claimAddress(ofUser: userID, at: time, on: sql)
+                try await Self.claimAddress(ofUser: userID, at: time, on: sql, noting: changes)
             else { return nil }
             return try await sql.raw("SELECT * FROM email_accounts WHERE user_id = \(bind: userID)").first().map(Self.emailAccount(from:))
         }
-        if let account { self.profiles.invalidate(userID: account.userID) }
+        if let account { self.changes.publish([.userChanged(account.userID)]) }
         return account
     }
 
     func resetPassword(
         _ lookup: EmailCodeLookup, newHash: String, maxAttempts: Int, keepingDeviceKey: String?, at time: Date
     ) async throws -> PasswordRevocation? {
-        let result: PasswordRevocation? = try await self.database.transaction { sql in
+        let result: PasswordRevocation? = try await self.changing { sql, changes in
             // The mail arrived, so the address is verified: unless another user verified it first.
             guard let userID = try await Self.spendCode(.reset, lookup, maxAttempts: maxAttempts, at: time, on: sql),
-                try await self.claimAddress(ofUser: userID, at: time, on: sql)
+                try await Self.claimAddress(ofUser: userID, at: time, on: sql, noting: changes)
             else { return nil }
             try await sql.raw(
                 """
@@ -347,11 +349,13 @@ extension SQLLatchkeyStore: EmailAccountStore {
             // A reset gives the account back whole: every session ends and every device credential but the requesting
             // device's (which proved its key) stops working, so whoever held the account before is out.
             try await sql.raw("DELETE FROM email_codes WHERE user_id = \(bind: userID)").run()
-            let sessions = try await Self.revokeSessions(where: "user_id = \(bind: userID)", reason: "password_reset", at: time, on: sql)
+            changes.note(.userSignedOut(userID))
+            let sessions = try await Self.revokeSessions(
+                where: "user_id = \(bind: userID)", reason: "password_reset", at: time, on: sql, noting: changes)
             let devices = try await Self.revokeDevices(ofUser: userID, keepingKey: keepingDeviceKey, on: sql)
             return PasswordRevocation(userID: userID, sessions: sessions, devices: devices)
         }
-        if let result { self.profiles.invalidate(userID: result.userID) }
+        if let result { self.changes.publish([.userChanged(result.userID)]) }
         return result
     }
 
@@ -412,7 +416,7 @@ extension SQLLatchkeyStore: EmailAccountStore {
         userID: String, hash: String, expectedHash: String?, revokingSessionsExcept keeping: String?, keepingDeviceKey: String?,
         notice: NewOutboxMail?, reason: String, at time: Date
     ) async throws -> PasswordRevocation? {
-        let revoked: PasswordRevocation? = try await self.database.transaction { sql in
+        let revoked: PasswordRevocation? = try await self.changing { sql, changes in
             let updated =
                 if let expectedHash {
                     try await sql.raw(
@@ -434,17 +438,17 @@ extension SQLLatchkeyStore: EmailAccountStore {
             try await sql.raw("DELETE FROM email_codes WHERE user_id = \(bind: userID) AND purpose = \(bind: EmailCodePurpose.reset.rawValue)").run()
             if let notice { try await Self.enqueue(notice, at: time, on: sql) }
             let sessions = try await Self.revokeSessions(
-                where: "user_id = \(bind: userID) AND id <> \(bind: keeping ?? "")", reason: reason, at: time, on: sql)
+                where: "user_id = \(bind: userID) AND id <> \(bind: keeping ?? "")", reason: reason, at: time, on: sql, noting: changes)
             let devices = try await Self.revokeDevices(ofUser: userID, keepingKey: keepingDeviceKey, on: sql)
             return PasswordRevocation(userID: userID, sessions: sessions, devices: devices)
         }
-        if let revoked, revoked.devices > 0 { self.profiles.invalidate(userID: revoked.userID) }
+        if let revoked, revoked.devices > 0 { self.changes.publish([.userChanged(revoked.userID)]) }
         return revoked
     }
 
     package func markEmailVerified(userID: String, at time: Date) async throws -> Bool {
-        let done = try await self.database.transaction { sql in try await self.claimAddress(ofUser: userID, at: time, on: sql) }
-        if done { self.profiles.invalidate(userID: userID) }
+        let done = try await self.changing { sql, changes in try await Self.claimAddress(ofUser: userID, at: time, on: sql, noting: changes) }
+        if done { self.changes.publish([.userChanged(userID)]) }
         return done
     }
 

@@ -143,7 +143,7 @@ struct MailTemplates: Sendable {
         guard let directory else { return }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw LatchkeyServices.ConfigurationError(description: "email.templates: \(directory) is not a directory")
+            throw LatchkeyConfigurationError(description: "email.templates: \(directory) is not a directory")
         }
         func read(_ name: String, _ fallback: String) throws -> String {
             let path = (directory as NSString).appendingPathComponent(name)

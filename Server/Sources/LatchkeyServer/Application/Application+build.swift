@@ -149,3 +149,11 @@ package struct SigningKeyReloader: Service {
         }
     }
 }
+
+extension ConnectionGuards {
+    /// The guards of one listener as the configuration sets them, with a connection count of its own.
+    init(configuration: LatchkeyConfiguration) {
+        self.init(
+            idleTimeout: configuration.idleTimeout, headerTimeout: configuration.headerTimeout, maxConnections: configuration.maxConnections)
+    }
+}

@@ -17,6 +17,8 @@ extension LatchkeyServices {
         let keyRing = SigningKeyRing(store: store, masterKey: masterKey, clock: clock, retention: configuration.keyRetention, logger: logger)
         let metrics = LatchkeyMetrics()
         let cache = TokenVerificationCache(capacity: configuration.verificationCacheCapacity, ceiling: configuration.verificationCacheCeiling)
+        // First of the change feed's subscribers: whoever hears a change after it and verifies a token misses the ended ones.
+        cache.follow(store.changes)
         let tokens = AccessTokenIssuer(
             keyRing: keyRing, issuer: issuer, audience: configuration.audience, guestAudience: configuration.guestAudience, clock: clock,
             metrics: metrics)
@@ -28,12 +30,10 @@ extension LatchkeyServices {
         let storage = StorageService(
             configuration: configuration.storage, client: ObjectStorageClient(configuration: configuration.storage, http: http),
             cache: StorageCredentialsCache(clock: clock), clock: clock)
-        cache.onUserSignedOut { storage.forget(userID: $0) }
-        // A user deleted by another process (the revocation feed) or signed out everywhere: no profile kept either.
-        cache.onUserSignedOut { store.profiles.invalidate(userID: $0) }
+        storage.follow(store.changes)
         let budgets = BudgetService(store: store, policy: configuration.budgets, clock: clock)
         let sessions = SessionService(
-            store: store, tokens: tokens, cache: cache, policy: configuration.tokens, refreshLimit: configuration.limits.refresh,
+            store: store, tokens: tokens, policy: configuration.tokens, refreshLimit: configuration.limits.refresh,
             successorKey: masterKey.derivedKey(purpose: "refresh-token successor"), clock: clock, metrics: metrics, logger: logger)
         let federation = FederationService(
             apple: configuration.apple,
@@ -46,10 +46,7 @@ extension LatchkeyServices {
             sessions: sessions, masterKey: masterKey, clock: clock, logger: logger)
         let events = EventHub(
             verifier: verifier, lookups: store, budgets: budgets, configuration: configuration.events, clock: clock, metrics: metrics, logger: logger)
-        store.signals.listen { [weak events] change, userID in
-            guard let events else { return }
-            Task { await events.changed(change, userID: userID) }
-        }
+        events.follow(store.changes)
         let email = configuration.email
         let sender: OutboxSender? =
             if let smtp = try email.smtpConfiguration(), let from = email.from {
@@ -67,20 +64,20 @@ extension LatchkeyServices {
             hasher: try PasswordHasher(algorithm: email.hashAlgorithm), threads: email.hashingThreads, queueLimit: email.queueLimit)
         let accounts = EmailAccountService(
             store: store, pool: pool,
-            sessions: sessions, cache: cache, limiter: RateLimiter(store: store, clock: clock), limits: configuration.accountLimits,
+            sessions: sessions, limiter: RateLimiter(store: store, clock: clock), limits: configuration.accountLimits,
             masterKey: masterKey, templates: try MailTemplates(directory: email.templatesDirectory), configuration: email,
             linkBase: email.linkBaseURL ?? issuer, clock: clock, logger: logger, sender: sender)
         return LatchkeyServices(
             configuration: configuration, database: database, clock: clock, store: store, keyRing: keyRing, verifier: verifier,
             sessions: sessions, devices: DeviceService(store: store, sessions: sessions, clock: clock),
-            users: UserService(store: store, budgets: budgets, grants: federation, cache: cache, clock: clock),
+            users: UserService(store: store, budgets: budgets, grants: federation, clock: clock),
             accessCodes: AccessCodeService(
-                store: store, users: store, tokens: tokens, verifier: verifier, sessions: sessions, cache: cache,
+                store: store, users: store, tokens: tokens, verifier: verifier, sessions: sessions,
                 defaultLifetime: configuration.tokens.accessCodeLifetime, clock: clock),
             guests: GuestService(tokens: tokens, lifetime: configuration.tokens.guestLifetime, limitations: configuration.guestLimitations),
             rateLimiter: RateLimiter(store: store, clock: clock), budgets: budgets, federation: federation, storage: storage, metrics: metrics,
             revocations: RevocationFeed(
-                store: store, cache: cache, keyRing: keyRing, interval: configuration.revocationPollInterval, clock: clock, logger: logger),
+                store: store, changes: store.changes, keyRing: keyRing, interval: configuration.revocationPollInterval, clock: clock, logger: logger),
             issuer: issuer, dpop: DPoPVerifier(nonces: DPoPNonces(key: masterKey.derivedKey(purpose: "dpop nonce")), issuer: issuer, clock: clock),
             pruner: StorePruner(
                 store: store, clock: clock, interval: configuration.pruneInterval, limitWindows: configuration.limitWindows,

@@ -7,9 +7,7 @@ extension LatchkeyServices {
     /// Revokes the signing key `kid` at once (a leaked key): tokens it signed stop working here at once and in every
     /// other process through the revocation feed, and it leaves the JWKS. False when there is no such key.
     package func revokeSigningKey(kid: String) async throws -> Bool {
-        guard try await self.keyRing.revoke(kid: kid) else { return false }
-        self.verifier.cache.invalidate(keyID: kid)
-        return true
+        try await self.keyRing.revoke(kid: kid)
     }
 
     /// Whether keys may be fetched from `url`: https, or http to a loopback address (local test peers).
@@ -22,9 +20,7 @@ extension LatchkeyServices {
     }
 
     /// Settings that parse but do not make sense together.
-    public struct ConfigurationError: Error, CustomStringConvertible {
-        public let description: String
-    }
+    public typealias ConfigurationError = LatchkeyConfigurationError
 
     /// A fresh random master key, as base64 text for `master-key`.
     public static func newMasterKey() -> String {

@@ -80,8 +80,8 @@ public struct LatchkeyServices: Sendable {
             self.database,
             SigningKeyReloader(keyRing: self.keyRing, interval: self.configuration.keyReloadInterval, logger: self.logger),
             self.revocations, self.pruner, EventSweeper(hub: self.events),
-            UserChangeFeed(
-                database: self.database, signals: self.store.signals, retryInterval: self.configuration.revocationPollInterval, logger: self.logger),
+            StoreChangeFeed(
+                database: self.database, changes: self.store.changes, retryInterval: self.configuration.revocationPollInterval, logger: self.logger),
         ] + (self.outboxSender.map { [$0] } ?? [])
     }
 

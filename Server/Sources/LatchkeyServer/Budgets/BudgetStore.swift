@@ -34,18 +34,17 @@ extension SQLLatchkeyStore: BudgetStore {
     }
 
     package func setBudgetLimit(ofUser userID: String, to limit: Double) async throws -> Bool {
-        defer { self.profiles.invalidate(userID: userID) }
+        defer { self.changes.publish([.userChanged(userID)]) }
         do {
-            try await self.database.transaction { sql in
+            try await self.changing { sql, changes in
                 try await sql.raw(
                     """
                     INSERT INTO budgets (user_id, budget_limit) VALUES (\(bind: userID), \(bind: limit))
                     ON CONFLICT (user_id) DO UPDATE SET budget_limit = \(bind: limit)
                     """
                 ).run()
-                try await self.signals.notify(.budget, userID: userID, on: sql)
+                changes.note(.budgetChanged(userID))
             }
-            self.signals.emit(.budget, userID: userID)
             return true
         } catch StoreError.conflict {
             return false  // no such user
@@ -65,8 +64,8 @@ extension SQLLatchkeyStore: BudgetStore {
     )
         async throws -> UsageOutcome
     {
-        defer { self.profiles.invalidate(userID: userID) }
-        let outcome: UsageOutcome = try await self.database.transaction { sql in
+        defer { self.changes.publish([.userChanged(userID)]) }
+        return try await self.changing { sql, changes in
             try await Self.serialize(on: "usage " + userID, sql)
             guard try await sql.raw("SELECT id FROM users WHERE id = \(bind: userID)").first() != nil else { return .unknownUser }
             let seen = try await sql.raw(
@@ -80,11 +79,9 @@ extension SQLLatchkeyStore: BudgetStore {
                 VALUES (\(bind: userID), \(bind: idempotencyKey), \(bind: amount), \(bind: time.stored))
                 """
             ).run()
-            try await self.signals.notify(.budget, userID: userID, on: sql)
+            changes.note(.budgetChanged(userID))
             return .recorded
         }
-        if outcome == .recorded { self.signals.emit(.budget, userID: userID) }
-        return outcome
     }
 
     static func usage(ofUser userID: String, since start: Date, on sql: any SQLDatabase) async throws -> Double {

@@ -64,7 +64,6 @@ package struct DeviceService: Sendable {
         guard let revoked = try await self.store.resetDevice(id: deviceID, secretHash: Secret.hash(secret), at: self.clock.now()) else {
             throw ServiceError.notFound("No device with ID \(deviceID).")
         }
-        self.sessions.cache.invalidate(sessionIDs: revoked)
         return (secret, revoked.count)
     }
 }

@@ -90,7 +90,7 @@ extension SQLLatchkeyStore: DeviceStore {
     }
 
     package func signInDevice(_ deviceID: String, session: NewSession, secret: (presented: String, next: String)?) async throws -> DeviceSignIn {
-        defer { self.profiles.invalidate(userID: session.userID) }
+        defer { self.changes.publish([.userChanged(session.userID)]) }
         return try await self.database.transaction { sql in
             var outcome = DeviceSignIn.signedIn
             if let secret {
@@ -121,15 +121,15 @@ extension SQLLatchkeyStore: DeviceStore {
     }
 
     package func resetDevice(id: String, secretHash: String, at time: Date) async throws -> [String]? {
-        let reset = try await self.database.transaction { sql -> (userID: String, sessions: [String])? in
+        let reset = try await self.changing { sql, changes -> (userID: String, sessions: [String])? in
             guard
                 let userID = try await sql.raw(
                     "UPDATE devices SET secret_hash = \(bind: secretHash), key_thumbprint = NULL WHERE id = \(bind: id) RETURNING user_id"
                 ).first()?.string("user_id")
             else { return nil }
-            return (userID, try await Self.revokeSessions(where: "device_id = \(bind: id)", reason: "admin", at: time, on: sql))
+            return (userID, try await Self.revokeSessions(where: "device_id = \(bind: id)", reason: "admin", at: time, on: sql, noting: changes))
         }
-        if let reset { self.profiles.invalidate(userID: reset.userID) }
+        if let reset { self.changes.publish([.userChanged(reset.userID)]) }
         return reset?.sessions
     }
 

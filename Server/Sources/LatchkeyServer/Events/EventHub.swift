@@ -8,11 +8,13 @@ import Synchronization
 /// The open event sockets of this process (`GET /api/v1/events`), and what they are told.
 ///
 /// Every socket is registered under the owners its token has in the verification cache (its session, its user, its
-/// token ID, its signing key). Whatever drops those owners from the cache — a logout, a refresh-token reuse, a revoked
-/// code or key, a deletion, here or in another process through the revocation feed — makes the hub verify the
-/// sockets' tokens again: a socket whose token no longer passes hears `session.revoked` with the reason and is closed
-/// with 4001. Changes that end nothing (usage recorded, an identity linked) come from ``UserSignals``. Token expiry is
-/// checked against the injected clock by ``sweep()``, which ``EventSweeper`` runs every second.
+/// token ID, its signing key). The hub follows the store's ``StoreChanges``: whatever ends those owners — a logout, a
+/// refresh-token reuse, a revoked code or key, a deletion, here or in another process through the revocation feed —
+/// makes it verify the sockets' tokens again: a socket whose token no longer passes hears `session.revoked` with the
+/// reason and is closed with 4001. Changes that end nothing (usage recorded, an identity linked) are told to the user's
+/// sockets. Token expiry is checked against the injected clock by ``sweep()``. What takes a database read (checking
+/// tokens again, reading a budget, a `reauthenticate` frame) is queued and run by ``EventSweeper``, one child task
+/// each, so no task outlives the server's service group.
 package final class EventHub: Sendable {
     /// What a socket is asked to do.
     package enum Outgoing: Sendable, Equatable {
@@ -51,6 +53,15 @@ package final class EventHub: Sendable {
     let logger: Logger
     private let state = Mutex(State())
 
+    /// Work run by ``work()`` rather than in the task that asked for it.
+    private enum Job: Sendable {
+        case recheck(Set<UInt64>)
+        case changed(StoreChange)
+        case reauthenticate(UInt64, token: String)
+    }
+    private let jobs: AsyncStream<Job>
+    private let queue: AsyncStream<Job>.Continuation
+
     init(
         verifier: AccessTokenVerifier, lookups: any EventLookups, budgets: BudgetService, configuration: EventsConfiguration, clock: any WallClock,
         metrics: LatchkeyMetrics, logger: Logger
@@ -62,7 +73,41 @@ package final class EventHub: Sendable {
         self.clock = clock
         self.metrics = metrics
         self.logger = logger
-        verifier.cache.onInvalidate { [weak self] owners in self?.invalidated(owners: owners) }
+        (self.jobs, self.queue) = AsyncStream.makeStream(of: Job.self)
+    }
+
+    /// Hears every change (subscribe it after the verification cache): sockets whose token a change may have ended are
+    /// checked again, and usage and linking are told to the user's sockets. Nothing is queued for users without sockets.
+    func follow(_ changes: StoreChanges) {
+        changes.subscribe { [weak self] change in self?.heard(change) }
+    }
+
+    private func heard(_ change: StoreChange) {
+        switch change {
+        case .budgetChanged(let userID), .identityLinked(let userID, _):
+            guard self.state.withLock({ $0.byUser[userID] != nil }) else { return }
+            self.queue.yield(.changed(change))
+        default:
+            let owners = TokenVerificationCache.owners(of: change)
+            let ids = self.state.withLock { state in owners.reduce(into: Set<UInt64>()) { $0.formUnion(state.byOwner[$1] ?? []) } }
+            guard !ids.isEmpty else { return }
+            self.queue.yield(.recheck(ids))
+        }
+    }
+
+    /// Runs the queued work, each job in a child task, until the calling task is cancelled (``EventSweeper``).
+    func work() async {
+        await withDiscardingTaskGroup { group in
+            for await job in self.jobs {
+                group.addTask {
+                    switch job {
+                    case .recheck(let ids): await self.recheck(ids)
+                    case .changed(let change): await self.changed(change)
+                    case .reauthenticate(let id, let token): await self.reauthenticate(id, with: token)
+                    }
+                }
+            }
+        }
     }
 
     /// Open sockets in total, and from `client` (a limit key: an IPv4 address or an IPv6 /64).
@@ -122,7 +167,7 @@ package final class EventHub: Sendable {
     }
 
     /// A frame the client sent on socket `id`: `reauthenticate` swaps the socket's token for a newer one of the same
-    /// user (once verified, in a task of its own); anything else is answered at once with an `error` frame.
+    /// user (once verified, by ``work()``); anything else is answered at once with an `error` frame.
     package func received(_ text: String, on id: UInt64) {
         guard let frame = try? JSONDecoder().decode(SessionEventFrame.self, from: Data(text.utf8)) else {
             return self.reply(id, error: "bad_frame", "Frames are JSON objects with a \"type\".")
@@ -133,7 +178,7 @@ package final class EventHub: Sendable {
         guard let token = frame.token, !token.isEmpty else {
             return self.reply(id, error: "bad_frame", "reauthenticate needs \"token\": a newer access token.")
         }
-        Task { await self.reauthenticate(id, with: token) }
+        self.queue.yield(.reauthenticate(id, token: token))
     }
 
     private func reauthenticate(_ id: UInt64, with token: String) async {
@@ -206,30 +251,24 @@ package final class EventHub: Sendable {
         for sink in sinks { sink.deliver(.close(code: 1001, reason: "server shutting down")) }
     }
 
-    /// A change to `userID` that ends nothing: told to the user's sockets.
-    package func changed(_ change: UserChange, userID: String) async {
-        guard self.state.withLock({ $0.byUser[userID] != nil }) else { return }
+    /// A change that ends nothing (usage, linking): told to the user's sockets.
+    private func changed(_ change: StoreChange) async {
+        guard let userID = change.userID, self.state.withLock({ $0.byUser[userID] != nil }) else { return }
         var frame: SessionEventFrame
         switch change {
-        case .budget:
+        case .budgetChanged:
             guard let budget = try? await self.budgets.budget(ofUser: userID) else { return }
             frame = SessionEventFrame(type: SessionEventType.budgetChanged, at: self.clock.now())
             (frame.limit, frame.used, frame.remaining) = (budget.limit, budget.used, budget.remaining)
-        case .identityLinked(let provider):
+        case .identityLinked(_, let provider):
             frame = SessionEventFrame(type: SessionEventType.identityLinked, at: self.clock.now())
             frame.provider = provider
+        default: return
         }
         let sinks = self.state.withLock { state in
             (state.byUser[userID] ?? []).compactMap { state.entries[$0] }.filter { !$0.ending }.map(\.sink)
         }
         for sink in sinks { self.send(frame, to: sink) }
-    }
-
-    /// The verification cache dropped `owners`: the sockets registered under them are checked again.
-    func invalidated(owners: [String]) {
-        let ids = self.state.withLock { state in owners.reduce(into: Set<UInt64>()) { $0.formUnion(state.byOwner[$1] ?? []) } }
-        guard !ids.isEmpty else { return }
-        Task { await self.recheck(ids) }
     }
 
     /// Verifies the sockets' tokens again; those refused hear why and are closed.
@@ -309,16 +348,20 @@ extension SQLLatchkeyStore: EventLookups {
     }
 }
 
-/// Runs ``EventHub/sweep()`` every second (token expiry against the injected clock); at graceful shutdown it closes
-/// every socket with 1001.
+/// Runs the hub's queued work (``EventHub/work()``) and ``EventHub/sweep()`` every second (token expiry against the
+/// injected clock); at graceful shutdown it closes every socket with 1001.
 package struct EventSweeper: Service {
     let hub: EventHub
 
     package func run() async throws {
-        while !Task.isShuttingDownGracefully {
-            do { try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(1)) } } catch { break }
-            self.hub.sweep()
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.hub.work() }
+            while !Task.isShuttingDownGracefully {
+                do { try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(1)) } } catch { break }
+                self.hub.sweep()
+            }
+            self.hub.closeAll()
+            group.cancelAll()
         }
-        self.hub.closeAll()
     }
 }

@@ -71,17 +71,17 @@ extension SQLLatchkeyStore: IdentityStore {
     }
 
     package func signIn(_ identity: FederatedIdentity, newUserID: String, at time: Date) async throws -> FederatedSignIn {
-        let outcome = try await self.database.transaction { sql in
-            try await self.findOrCreateUser(of: identity, linkingTo: nil, newUserID: newUserID, at: time, on: sql).outcome
+        let outcome = try await self.changing { sql, changes in
+            try await Self.findOrCreateUser(of: identity, linkingTo: nil, newUserID: newUserID, at: time, on: sql, noting: changes).outcome
         }
-        self.profiles.invalidate(userID: outcome.userID)
+        self.changes.publish([.userChanged(outcome.userID)])
         return outcome
     }
 
     package func completeSignIn(
         _ identity: FederatedIdentity, linkingTo: String?, newUserID: String, nonce: SpentNonce?, session: NewSession, now: Date
     ) async throws -> FederatedSignIn {
-        let (outcome, linked) = try await self.database.transaction { sql in
+        let outcome = try await self.changing { sql, changes in
             if let nonce {
                 try await sql.raw("DELETE FROM used_nonces WHERE expires_at < \(bind: now.stored)").run()
                 let fresh =
@@ -93,24 +93,26 @@ extension SQLLatchkeyStore: IdentityStore {
                     ).first() != nil
                 guard fresh else { throw TokenRejection.nonceReused }
             }
-            let (outcome, linked) = try await self.findOrCreateUser(of: identity, linkingTo: linkingTo, newUserID: newUserID, at: now, on: sql)
+            let outcome = try await Self.findOrCreateUser(
+                of: identity, linkingTo: linkingTo, newUserID: newUserID, at: now, on: sql, noting: changes
+            ).outcome
             var session = session
             switch outcome {
             case .existing(let userID), .created(let userID): session.userID = userID
             }
             try await Self.insert(session, on: sql)
-            return (outcome, linked)
+            return outcome
         }
-        self.profiles.invalidate(userID: outcome.userID)
-        if linked { self.signals.emit(.identityLinked(provider: identity.provider), userID: outcome.userID) }
+        self.changes.publish([.userChanged(outcome.userID)])
         return outcome
     }
 
     /// The user of `identity` inside the caller's transaction: `linkingTo` (linking it when it was not linked yet:
-    /// `linked`, and other processes are notified at commit), the user it is linked to, or a new federated user
-    /// `newUserID`; its Apple refresh token is kept.
-    private func findOrCreateUser(
-        of identity: FederatedIdentity, linkingTo: String?, newUserID: String, at time: Date, on sql: any SQLDatabase
+    /// `linked`, noted as ``StoreChange/identityLinked(userID:provider:)``), the user it is linked to, or a new federated
+    /// user `newUserID`; its Apple refresh token is kept.
+    private static func findOrCreateUser(
+        of identity: FederatedIdentity, linkingTo: String?, newUserID: String, at time: Date, on sql: any SQLDatabase,
+        noting changes: StoreChanges.Notes
     ) async throws -> (outcome: FederatedSignIn, linked: Bool) {
         try await Self.serialize(on: "identity \(identity.provider) \(identity.subject)", sql)
         if let known = try await sql.raw(
@@ -125,7 +127,7 @@ extension SQLLatchkeyStore: IdentityStore {
         if let linkingTo {
             created.userID = linkingTo
             try await Self.insert(created, on: sql)
-            try await self.signals.notify(.identityLinked(provider: identity.provider), userID: linkingTo, on: sql)
+            changes.note(.identityLinked(userID: linkingTo, provider: identity.provider))
             return (.existing(userID: linkingTo), true)
         }
         try await sql.raw(
@@ -141,7 +143,7 @@ extension SQLLatchkeyStore: IdentityStore {
     }
 
     package func unlink(provider: String, fromUser userID: String) async throws -> Int {
-        defer { self.profiles.invalidate(userID: userID) }
+        defer { self.changes.publish([.userChanged(userID)]) }
         return try await self.database.transaction { sql in
             try await sql.raw("DELETE FROM identities WHERE provider = \(bind: provider) AND user_id = \(bind: userID) RETURNING subject").all().count
         }

@@ -16,11 +16,12 @@ struct ConnectionGuards: Sendable {
     let headerTimeout: TimeAmount
     let connections: ConnectionLimit
 
-    /// The guards of one listener, with a connection count of its own.
-    init(configuration: LatchkeyConfiguration) {
-        self.idleTimeout = .nanoseconds(Int64(configuration.idleTimeout * 1_000_000_000))
-        self.headerTimeout = .nanoseconds(Int64(configuration.headerTimeout * 1_000_000_000))
-        self.connections = ConnectionLimit(maximum: configuration.maxConnections)
+    /// The guards of one listener (`http.idle-timeout`, `http.header-timeout` in seconds, `http.max-connections`), with
+    /// a connection count of its own.
+    init(idleTimeout: Double, headerTimeout: Double, maxConnections: Int) {
+        self.idleTimeout = .nanoseconds(Int64(idleTimeout * 1_000_000_000))
+        self.headerTimeout = .nanoseconds(Int64(headerTimeout * 1_000_000_000))
+        self.connections = ConnectionLimit(maximum: maxConnections)
     }
 
     /// Counts `channel` in until it closes; when the listener has `http.max-connections` open, closes it at once and

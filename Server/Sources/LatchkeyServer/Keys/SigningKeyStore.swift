@@ -47,7 +47,7 @@ extension SQLLatchkeyStore: SigningKeyStore {
     }
 
     package func revokeSigningKey(kid: String, replacement: SigningKeyRecord, at time: Date) async throws -> Bool {
-        try await self.database.transaction { sql in
+        try await self.changing { sql, changes in
             try await Self.serialize(on: "signing keys", sql)
             guard
                 let row = try await sql.raw(
@@ -61,7 +61,7 @@ extension SQLLatchkeyStore: SigningKeyStore {
             if try await sql.raw("SELECT kid FROM signing_keys WHERE retired_at IS NULL").first() == nil {
                 try await Self.insert(replacement, on: sql)
             }
-            try await Self.recordRevocation(scope: .key, values: [kid], at: time, on: sql)
+            try await Self.recordRevocation(scope: .key, values: [kid], at: time, on: sql, noting: changes)
             return true
         }
     }

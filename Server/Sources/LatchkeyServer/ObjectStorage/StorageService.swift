@@ -98,6 +98,14 @@ package final class StorageService: Sendable {
         return root
     }
 
-    /// Forgets the user's cached credentials (global logout, account deletion).
-    func forget(userID: String) { self.cache.drop(userID: userID) }
+    /// Forgets a user's cached credentials when every session of theirs ends (a global logout, a password reset,
+    /// support) or they are deleted, here or (deletions) in another process.
+    func follow(_ changes: StoreChanges) {
+        changes.subscribe { [cache = self.cache] change in
+            switch change {
+            case .userSignedOut(let userID), .userDeleted(let userID): cache.drop(userID: userID)
+            default: break
+            }
+        }
+    }
 }

@@ -16,7 +16,6 @@ import Logging
 package struct SessionService: Sendable {
     let store: any SessionStore
     let tokens: AccessTokenIssuer
-    let cache: TokenVerificationCache
     let policy: TokenPolicy
     /// Successful refreshes per session (`limits.refresh`), counted in the rotation's own transaction.
     let refreshLimit: RateLimitPolicy
@@ -110,7 +109,6 @@ package struct SessionService: Sendable {
             return try await self.tokenPair(
                 sessionID: session.id, userID: session.userID, deviceID: session.deviceID, authTime: session.createdAt, refreshToken: latest)
         case .reuseDetected(let session):
-            self.cache.invalidate(sessionIDs: [session.id])
             self.metrics.refreshTokenReuseDetected()
             self.logger.warning("refresh token reuse detected; session revoked", metadata: ["session_id": "\(session.id)"])
             throw ServiceError.invalidGrant("The refresh token was already used; the session has been revoked. Sign in again.")
@@ -148,28 +146,22 @@ package struct SessionService: Sendable {
             revoked = try await self.store.revokeSession(id: sessionID, reason: "logout", at: now) ? [sessionID] : []
         case .global:
             revoked = try await self.store.logOutEverywhere(userID: token.userID, at: now)
-            self.cache.userSignedOut(token.userID)
         case .others:
             revoked = try await self.store.revokeSessions(ofUser: token.userID, keeping: sessionID, reason: "logout_others", at: now)
         }
-        self.cache.invalidate(sessionIDs: revoked)
         return revoked.count
     }
 
     /// Ends every session of `userID` (support: `latchkey users revoke-sessions`); returns how many were live.
     package func revokeSessions(ofUser userID: String) async throws -> Int {
         let revoked = try await self.store.revokeSessions(ofUser: userID, keeping: nil, reason: "admin", at: self.clock.now())
-        self.cache.invalidate(sessionIDs: revoked)
-        self.cache.userSignedOut(userID)
         return revoked.count
     }
 
     /// Ends one session (support: the admin console); false when it was not live. Its tokens are refused at once here,
     /// and by other processes through the revocation feed; its event sockets hear `session.revoked` (`admin`).
     package func revokeSession(id: String) async throws -> Bool {
-        let revoked = try await self.store.revokeSession(id: id, reason: "admin", at: self.clock.now())
-        if revoked { self.cache.invalidate(sessionIDs: [id]) }
-        return revoked
+        try await self.store.revokeSession(id: id, reason: "admin", at: self.clock.now())
     }
 
     /// Whether `token` shows a recent sign-in: a session begun within `tokens.recent-authentication` seconds, or a

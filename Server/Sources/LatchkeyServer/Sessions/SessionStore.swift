@@ -114,11 +114,11 @@ extension SQLLatchkeyStore: SessionStore {
         sessionID: String, presentedHash: String, successorHash: String, successorExpiresAt: Date, now: Date, graceWindow: TimeInterval,
         proof: VerifiedProof?, requireProof: Bool, limit: RefreshLimit?
     ) async throws -> RefreshResult {
-        let result = try await self.database.transaction { sql in
+        let result = try await self.changing { sql, changes in
             var counted: (count: Int, oldest: Date?)?
             let rotation = try await Self.rotate(
                 sessionID: sessionID, presentedHash: presentedHash, successorHash: successorHash, successorExpiresAt: successorExpiresAt,
-                now: now, graceWindow: graceWindow, proof: proof, requireProof: requireProof, on: sql
+                now: now, graceWindow: graceWindow, proof: proof, requireProof: requireProof, on: sql, noting: changes
             ) { session in
                 guard let limit else { return nil }
                 // On PostgreSQL concurrent refreshes of one session would each count the same hits: one at a time.
@@ -138,7 +138,7 @@ extension SQLLatchkeyStore: SessionStore {
             }
         }
         // A rotation marks the device last seen now, which the profile shows.
-        if case .rotated(let session) = result.rotation { self.profiles.invalidate(userID: session.userID) }
+        if case .rotated(let session) = result.rotation { self.changes.publish([.userChanged(session.userID)]) }
         return result
     }
 
@@ -146,7 +146,8 @@ extension SQLLatchkeyStore: SessionStore {
     /// answer, before anything is spent.
     private static func rotate(
         sessionID: String, presentedHash: String, successorHash: String, successorExpiresAt: Date, now: Date, graceWindow: TimeInterval,
-        proof: VerifiedProof?, requireProof: Bool, on sql: any SQLDatabase, checkLimit: (SessionRecord) async throws -> RefreshRotation?
+        proof: VerifiedProof?, requireProof: Bool, on sql: any SQLDatabase, noting changes: StoreChanges.Notes,
+        checkLimit: (SessionRecord) async throws -> RefreshRotation?
     ) async throws -> RefreshRotation {
         guard
             let row = try await sql.raw(
@@ -224,7 +225,7 @@ extension SQLLatchkeyStore: SessionStore {
             WHERE id = \(bind: session.id) AND revoked_at IS NULL
             """
         ).run()
-        try await Self.recordRevocation(scope: .session, values: [session.id], at: now, on: sql)
+        try await Self.recordRevocation(scope: .session, values: [session.id], at: now, on: sql, noting: changes)
         return .reuseDetected(session)
     }
 
@@ -238,33 +239,39 @@ extension SQLLatchkeyStore: SessionStore {
     }
 
     package func revokeSessions(ofUser userID: String, keeping: String?, reason: String, at time: Date) async throws -> [String] {
-        try await self.database.transaction { sql in
-            try await Self.revokeSessions(where: "user_id = \(bind: userID) AND id <> \(bind: keeping ?? "")", reason: reason, at: time, on: sql)
+        try await self.changing { sql, changes in
+            // Support ending them all (no session kept) signs the user out.
+            if keeping == nil { changes.note(.userSignedOut(userID)) }
+            return try await Self.revokeSessions(
+                where: "user_id = \(bind: userID) AND id <> \(bind: keeping ?? "")", reason: reason, at: time, on: sql, noting: changes)
         }
     }
 
     package func revokeSession(id: String, reason: String, at time: Date) async throws -> Bool {
-        try await self.database.transaction { sql in
-            try await !Self.revokeSessions(where: "id = \(bind: id)", reason: reason, at: time, on: sql).isEmpty
+        try await self.changing { sql, changes in
+            try await !Self.revokeSessions(where: "id = \(bind: id)", reason: reason, at: time, on: sql, noting: changes).isEmpty
         }
     }
 
     package func logOutEverywhere(userID: String, at time: Date) async throws -> [String] {
-        try await self.database.transaction { sql in
+        try await self.changing { sql, changes in
+            changes.note(.userSignedOut(userID))
             try await sql.raw("UPDATE devices SET secret_rotation_due = 1 WHERE user_id = \(bind: userID) AND key_thumbprint IS NULL").run()
-            return try await Self.revokeSessions(where: "user_id = \(bind: userID)", reason: "logout_global", at: time, on: sql)
+            return try await Self.revokeSessions(where: "user_id = \(bind: userID)", reason: "logout_global", at: time, on: sql, noting: changes)
         }
     }
 
     /// Revokes the live sessions `condition` selects, inside the caller's transaction, and puts them in the feed.
-    static func revokeSessions(where condition: SQLQueryString, reason: String, at time: Date, on sql: any SQLDatabase) async throws -> [String] {
+    static func revokeSessions(
+        where condition: SQLQueryString, reason: String, at time: Date, on sql: any SQLDatabase, noting changes: StoreChanges.Notes
+    ) async throws -> [String] {
         let revoked = try await sql.raw(
             """
             UPDATE sessions SET revoked_at = \(bind: time.stored), revoked_reason = \(bind: reason)
             WHERE \(condition) AND revoked_at IS NULL RETURNING id
             """
         ).all().map { try $0.string("id") }
-        try await Self.recordRevocation(scope: .session, values: revoked, at: time, on: sql)
+        try await Self.recordRevocation(scope: .session, values: revoked, at: time, on: sql, noting: changes)
         return revoked
     }
 

@@ -6,7 +6,7 @@ import Synchronization
 ///
 /// A profile is dropped at once when this process writes anything it shows (a device signing in or refreshing,
 /// linking or unlinking an identity, budget usage or limit, deletion), and when the revocation feed reports the user
-/// deleted by another process. What another process changes otherwise shows here within `ttl`. Nothing that gates
+/// deleted by another process: it follows the store's ``StoreChanges``. What another process changes otherwise shows here within `ttl`. Nothing that gates
 /// a decision reads it: budgets are enforced by the database, tokens by the verifier.
 package final class ProfileCache: Sendable {
     private struct Entry {
@@ -69,8 +69,16 @@ package final class ProfileCache: Sendable {
         }
     }
 
-    /// Drops the user's profile: call after the write committed.
-    package func invalidate(userID: String) {
+    /// Drops the profile of the user each change is about (``StoreChange/userID``), this process's changes and the
+    /// deletions other processes made.
+    func follow(_ changes: StoreChanges) {
+        changes.subscribe { [weak self] change in
+            if let userID = change.userID { self?.invalidate(userID: userID) }
+        }
+    }
+
+    /// Drops the user's profile.
+    func invalidate(userID: String) {
         self.state.withLock { state in
             state.invalidations &+= 1
             state.entries[userID] = nil

@@ -6,15 +6,16 @@ import SQLKit
 /// Each aggregate's conformance lives beside its feature (`Users/UserStore.swift`, …).
 package final class SQLLatchkeyStore: Sendable {
     let database: any LatchkeyDatabase
-    /// Recently read profiles; every write to what a profile shows invalidates its user here, after committing.
+    /// Recently read profiles; it follows ``changes``, so every write to what a profile shows drops the user's.
     package let profiles: ProfileCache
-    /// Changes event sockets report (usage, linking), told after they commit.
-    package let signals: UserSignals
+    /// What committed writes changed, for the caches and the event hub.
+    package let changes: StoreChanges
 
-    package init(database: any LatchkeyDatabase, profiles: ProfileCache = .off(), signals: UserSignals = UserSignals()) {
+    package init(database: any LatchkeyDatabase, profiles: ProfileCache = .off(), changes: StoreChanges = StoreChanges()) {
         self.database = database
         self.profiles = profiles
-        self.signals = signals
+        self.changes = changes
+        profiles.follow(changes)
     }
 
     /// Makes concurrent transactions that name the same `key` take turns, until the end of the transaction.

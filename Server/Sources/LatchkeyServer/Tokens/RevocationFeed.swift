@@ -3,17 +3,17 @@ import Logging
 import ServiceLifecycle
 import Synchronization
 
-/// Keeps this process's verification cache in step with revocations made by other processes
-/// (the CLI, or other servers on the same database).
+/// Hands the revocations other processes (the CLI, or other servers on the same database) commit to this process's
+/// ``StoreChanges``, so its verification cache, profile cache, storage credentials and event sockets follow them.
 ///
-/// Revocations made in this process clear the cache at once. Those made elsewhere are read from the
+/// Revocations made in this process are published at commit. Those made elsewhere are read from the
 /// feed when the database notifies a commit (PostgreSQL's LISTEN/NOTIFY) and every
 /// `revocations.poll-interval` seconds (default 1), which bounds how long a session revoked elsewhere
 /// stays usable here when no notification comes (SQLite, or a lost listening connection). Access codes
 /// are checked against the database on every use, so their revocation is immediate everywhere.
 package final class RevocationFeed: Service, Sendable {
     let store: any RevocationStore
-    let cache: TokenVerificationCache
+    let changes: StoreChanges
     /// Reloaded when another process revoked a signing key.
     let keyRing: SigningKeyRing
     let interval: TimeInterval
@@ -22,11 +22,11 @@ package final class RevocationFeed: Service, Sendable {
     private let cursor = Mutex<Int?>(nil)
 
     init(
-        store: any RevocationStore, cache: TokenVerificationCache, keyRing: SigningKeyRing, interval: TimeInterval, clock: any WallClock,
+        store: any RevocationStore, changes: StoreChanges, keyRing: SigningKeyRing, interval: TimeInterval, clock: any WallClock,
         logger: Logger
     ) {
         self.store = store
-        self.cache = cache
+        self.changes = changes
         self.keyRing = keyRing
         self.interval = interval
         self.clock = clock
@@ -39,7 +39,7 @@ package final class RevocationFeed: Service, Sendable {
         self.cursor.withLock { $0 = latest }
     }
 
-    /// Reads new entries and clears what they cover from the cache; returns how many it applied.
+    /// Reads new entries and hands them to the subscribers of ``StoreChanges``; returns how many it read.
     @discardableResult
     package func poll() async throws -> Int {
         guard let after = self.cursor.withLock({ $0 }) else {
@@ -47,17 +47,9 @@ package final class RevocationFeed: Service, Sendable {
             return 0
         }
         let events = try await self.store.revocations(after: after, limit: 1000)
-        var keysRevoked = false
-        for event in events {
-            switch event.scope {
-            case .session: self.cache.invalidate(sessionIDs: [event.value])
-            case .user: self.cache.invalidate(userID: event.value)
-            case .key:
-                self.cache.invalidate(keyID: event.value)
-                keysRevoked = true
-            }
-        }
-        if keysRevoked { try await self.keyRing.reload() }
+        // This process's own entries come round again: dropping what is already gone does nothing.
+        self.changes.received(events.flatMap { RevocationEvent.changes(scope: $0.scope, values: [$0.value]) })
+        if events.contains(where: { $0.scope == .key }) { try await self.keyRing.reload() }
         if let last = events.last { self.cursor.withLock { $0 = max($0 ?? 0, last.sequence) } }
         return events.count
     }

@@ -15,6 +15,17 @@ package struct RevocationEvent: Sendable, Equatable {
     package var value: String
 }
 
+extension RevocationEvent {
+    /// What entries of `scope` mean to the subscribers of ``StoreChanges``.
+    static func changes(scope: RevocationScope, values: [String]) -> [StoreChange] {
+        switch scope {
+        case .session: [.sessionsRevoked(values)]
+        case .user: values.map(StoreChange.userDeleted)
+        case .key: values.map(StoreChange.keyRevoked)
+        }
+    }
+}
+
 /// The revocation feed: every process appends what it revokes, in the same transaction as the
 /// revocation, and every server process reads what others appended to clear its verification cache.
 package protocol RevocationStore: Sendable {
@@ -51,13 +62,17 @@ extension SQLLatchkeyStore: RevocationStore {
     /// The PostgreSQL channel writers of the feed notify at commit.
     static let revocationChannel = "latchkey_revocations"
 
-    /// Appends to the feed; call it last in a transaction.
+    /// Appends to the feed, and notes the change for this process's subscribers (``StoreChanges``); call it last in a
+    /// transaction run by ``SQLLatchkeyStore/changing(_:)``.
     ///
     /// On PostgreSQL sequence numbers are handed out at insert but become visible at commit, so a reader
     /// could see 7 before 6 commits and skip 6 for good. A table lock, held to the commit, makes the
     /// writers of the feed take turns, so entries become visible in sequence order. (Readers do not wait.)
-    static func recordRevocation(scope: RevocationScope, values: [String], at time: Date, on sql: any SQLDatabase) async throws {
+    static func recordRevocation(
+        scope: RevocationScope, values: [String], at time: Date, on sql: any SQLDatabase, noting changes: StoreChanges.Notes
+    ) async throws {
         guard !values.isEmpty else { return }
+        for change in RevocationEvent.changes(scope: scope, values: values) { changes.note(change) }
         if sql.dialect.name == "postgresql" {
             try await sql.raw("LOCK TABLE revocations IN SHARE ROW EXCLUSIVE MODE").run()
         }

@@ -7,7 +7,7 @@ import Synchronization
 /// Bounded: at capacity, expired entries go first, then everything (a rare full reset costs one
 /// verification per live token). An entry is trusted until the earlier of the token's `exp` and
 /// `ceiling` after it was verified; logout, reuse detection, code revocation, key revocation and account
-/// deletion drop the entries they concern at once. Dropping an entry drops every mention of its token, so
+/// deletion drop the entries they concern at once (it follows the store's ``StoreChanges``). Dropping an entry drops every mention of its token, so
 /// a long run of sign-ins and logouts leaves nothing behind.
 final class TokenVerificationCache: Sendable {
     private struct Entry {
@@ -32,8 +32,6 @@ final class TokenVerificationCache: Sendable {
     private let capacity: Int
     private let ceiling: TimeInterval
     private let state = Mutex(State())
-    private let signOutListeners = Mutex<[@Sendable (String) -> Void]>([])
-    private let invalidationListeners = Mutex<[@Sendable ([String]) -> Void]>([])
 
     init(capacity: Int, ceiling: TimeInterval) {
         self.capacity = max(capacity, 0)
@@ -60,44 +58,35 @@ final class TokenVerificationCache: Sendable {
         }
     }
 
-    func invalidate(sessionIDs: some Sequence<String>) { self.invalidate(owners: sessionIDs.map { "s:" + $0 }) }
-    func invalidate(userID: String) {
-        self.invalidate(owners: ["u:" + userID])
-        self.userSignedOut(userID)
+    /// Drops the tokens each change ends (`owners(of:)`). Subscribe it before anything that verifies
+    /// tokens on hearing a change (``EventHub``), so that the verification already misses them.
+    func follow(_ changes: StoreChanges) {
+        changes.subscribe { [weak self] change in self?.invalidate(owners: Self.owners(of: change)) }
     }
-
-    /// Calls `listener` with a user's ID whenever every session of the user ends in this process (global logout, support
-    /// revoking them) or the user is deleted (here, or in another process: the revocation feed): what else this process
-    /// keeps for the user (vended storage credentials) goes too.
-    func onUserSignedOut(_ listener: @escaping @Sendable (String) -> Void) {
-        self.signOutListeners.withLock { $0.append(listener) }
-    }
-
-    /// Tells the listeners that every session of `userID` ended.
-    func userSignedOut(_ userID: String) {
-        for listener in self.signOutListeners.withLock({ $0 }) { listener(userID) }
-    }
-    func invalidate(tokenID: String) { self.invalidate(owners: ["j:" + tokenID]) }
-    func invalidate(keyID: String) { self.invalidate(owners: ["k:" + keyID]) }
 
     /// Cached tokens and index entries, for tests that check nothing is left behind.
     var size: (entries: Int, indexed: Int) {
         self.state.withLock { state in (state.entries.count, state.owners.values.reduce(0) { $0 + $1.count }) }
     }
 
-    /// Calls `listener` with the owners (`s:<session>`, `u:<user>`, `j:<token id>`, `k:<kid>`) each invalidation drops,
-    /// after it dropped them: event sockets registered under them are checked again (``EventHub``).
-    func onInvalidate(_ listener: @escaping @Sendable ([String]) -> Void) {
-        self.invalidationListeners.withLock { $0.append(listener) }
-    }
-
     private func invalidate(owners: [String]) {
+        guard !owners.isEmpty else { return }
         self.state.withLock { state in
             for owner in owners {
                 for token in state.owners[owner] ?? [] { state.remove(token) }
             }
         }
-        for listener in self.invalidationListeners.withLock({ $0 }) { listener(owners) }
+    }
+
+    /// The owners whose tokens `change` ends: `s:<session>`, `u:<user>` (deleted), `k:<kid>`, `j:<access code>`.
+    static func owners(of change: StoreChange) -> [String] {
+        switch change {
+        case .sessionsRevoked(let ids): ids.map { "s:" + $0 }
+        case .userDeleted(let id): ["u:" + id]
+        case .keyRevoked(let kid): ["k:" + kid]
+        case .accessCodeRevoked(let id): ["j:" + id]
+        case .userSignedOut, .userChanged, .budgetChanged, .identityLinked: []
+        }
     }
 
     /// The owners a token is cached under.

@@ -7,7 +7,6 @@ public struct UserService: Sendable {
     let budgets: BudgetService
     /// Revokes what identity providers granted for the user (Apple's refresh tokens) before the account goes.
     let grants: any LinkedGrantRevoker
-    let cache: TokenVerificationCache
     let clock: any WallClock
 
     /// Creates the device user `userID` unless it exists; returns whether it was created. A deleted user's ID is
@@ -62,7 +61,6 @@ public struct UserService: Sendable {
         guard let deleted = try await self.store.deleteUser(id: userID, at: self.clock.now()) else {
             throw ServiceError.notFound("No user with ID \(userID).")
         }
-        self.cache.invalidate(userID: userID)
         return (deleted, revoked)
     }
 }

@@ -148,8 +148,8 @@ extension SQLLatchkeyStore: UserStore {
     }
 
     package func deleteUser(id: String, at time: Date) async throws -> DeletedUser? {
-        defer { self.profiles.invalidate(userID: id) }
-        return try await self.database.transaction { sql in
+        defer { self.changes.publish([.userChanged(id)]) }
+        return try await self.changing { sql, changes in
             let sessions = try await sql.raw("SELECT id FROM sessions WHERE user_id = \(bind: id)").all().map { try $0.string("id") }
             let codes = try await sql.raw("SELECT id FROM access_codes WHERE user_id = \(bind: id)").all().map { try $0.string("id") }
             // ON DELETE CASCADE removes devices, identities, sessions, refresh tokens and access codes.
@@ -158,7 +158,7 @@ extension SQLLatchkeyStore: UserStore {
             try await sql.raw(
                 "INSERT INTO deleted_users (id, deleted_at) VALUES (\(bind: id), \(bind: time.stored)) ON CONFLICT (id) DO NOTHING"
             ).run()
-            try await Self.recordRevocation(scope: .user, values: [id], at: time, on: sql)
+            try await Self.recordRevocation(scope: .user, values: [id], at: time, on: sql, noting: changes)
             return DeletedUser(userID: id, sessionIDs: sessions, accessCodeIDs: codes)
         }
     }
