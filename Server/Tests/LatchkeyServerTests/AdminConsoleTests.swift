@@ -405,6 +405,37 @@ struct AdminConsoleTests {
         }
     }
 
+    /// Forms are read by Hummingbird's `URLEncodedFormDecoder`: one that is not well formed (a field given twice, as a
+    /// second `csrf` or `limit` smuggled in, or bad percent-encoding) is refused with 403 before anything is done, with
+    /// nothing of what was sent in the answer.
+    @Test func aFormThatIsNotWellFormedIsRefusedAndChangesNothing() async throws {
+        try await Self.withConsole { browser, client, server in
+            try await browser.setUp(server)
+            let device = try await client.registerDevice()
+            let userPage = "/admin/users/\(device.userID)"
+            let csrf = try ConsoleBrowser.csrf(in: try await browser.get(userPage).text)
+            let limit = try await server.services.budgets.budget(ofUser: device.userID).limit
+            for fields in [
+                [("csrf", csrf), ("limit", "42"), ("limit", "7")], [("csrf", "forged"), ("csrf", csrf), ("limit", "42")],
+                [("csrf", csrf), ("limit", "42"), ("limit[x]", "7")],
+            ] {
+                let refused = try await browser.post("\(userPage)/budget", fields)
+                #expect(refused.status == .forbidden, "\(fields.map(\.0))")
+                #expect(!refused.text.contains("42"))
+            }
+            var headers: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
+            headers[.cookie] = "latchkey_admin=\(browser.cookies["latchkey_admin"] ?? "")"
+            let badEncoding = try await client.execute(
+                uri: "\(userPage)/budget", method: .post, headers: headers, body: ByteBuffer(string: "csrf=\(csrf)&limit=4%2"))
+            #expect(badEncoding.status == .forbidden)
+            #expect(try await server.services.budgets.budget(ofUser: device.userID).limit == limit)
+            #expect(try await server.services.audit.events(AuditQuery(action: "user.budget.set")).isEmpty)
+            // The same form, well formed, is done.
+            #expect(try await browser.post("\(userPage)/budget", [("csrf", csrf), ("limit", "42")]).status == .seeOther)
+            #expect(try await server.services.budgets.budget(ofUser: device.userID).limit == 42)
+        }
+    }
+
     @Test func anAccessCodeIsShownOnceAndWorksThroughTheAPI() async throws {
         try await Self.withConsole { browser, client, server in
             try await browser.setUp(server)

@@ -153,6 +153,12 @@ struct EmailAccountTests {
             #expect(page.text.contains(#"action="verify-email/form""#))
             #expect(try await client.login(email, Self.password).envelope?.error.code == .emailNotVerified)
 
+            // A form that is not well formed (the token given twice) is not read: the page says so and nothing is verified.
+            let doubled = try await client.postForm("/api/v1/auth/verify-email/form", ["token": "forged", "token": token])
+            #expect(doubled.status == .badRequest)
+            #expect(doubled.headers[.contentType]?.hasPrefix("text/html") == true)
+            #expect(try await client.login(email, Self.password).envelope?.error.code == .emailNotVerified)
+
             let pressed = try await client.postForm("/api/v1/auth/verify-email/form", ["token": token])
             #expect(pressed.status == .ok)
             #expect(pressed.headers[.contentType]?.hasPrefix("text/html") == true)

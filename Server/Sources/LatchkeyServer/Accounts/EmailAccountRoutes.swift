@@ -114,8 +114,8 @@ struct EmailAccountRoutes {
         }
         api.add(Self.verifyForm, requirements: [self.perClient]) { request, context in
             guard let accounts = self.accounts else { return Self.page(.notFound, "Not available", "Email accounts are off on this server.") }
-            let form = try await request.formFields(upTo: context.maxUploadSize)
-            guard let token = form["token"], !token.isEmpty else { return Self.page(.badRequest, "Link incomplete", "The form had no token.") }
+            let form = try await request.form(VerifyEmailForm.self, upTo: context.maxUploadSize)
+            guard let token = form?.token, !token.isEmpty else { return Self.page(.badRequest, "Link incomplete", "The form had no token.") }
             do {
                 let account = try await accounts.verifyEmail(VerifyEmailRequest(token: token))
                 return Self.page(.ok, "Email address verified", "\(account.email) is verified. You can go back to the app and sign in.")
@@ -141,8 +141,8 @@ struct EmailAccountRoutes {
         }
         api.add(Self.resetForm, requirements: [self.perClient]) { request, context in
             guard let accounts = self.accounts else { return Self.page(.notFound, "Not available", "Email accounts are off on this server.") }
-            let form = try await request.formFields(upTo: context.maxUploadSize)
-            guard let token = form["token"], !token.isEmpty, let password = form["new_password"] else {
+            let form = try await request.form(ResetPasswordForm.self, upTo: context.maxUploadSize)
+            guard let token = form?.token, !token.isEmpty, let password = form?.newPassword else {
                 return Self.page(.badRequest, "Form incomplete", "The form needs the token and a new password.")
             }
             do {
@@ -186,5 +186,21 @@ struct EmailAccountRoutes {
                 .contentSecurityPolicy: "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
             ],
             body: ResponseBody(byteBuffer: ByteBuffer(string: html)))
+    }
+}
+
+/// What the verification page's form posts.
+struct VerifyEmailForm: Decodable {
+    var token: String?
+}
+
+/// What the password-reset page's form posts.
+struct ResetPasswordForm: Decodable {
+    var token: String?
+    var newPassword: String?
+
+    enum CodingKeys: String, CodingKey {
+        case token
+        case newPassword = "new_password"
     }
 }

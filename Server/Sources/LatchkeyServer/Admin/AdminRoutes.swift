@@ -9,8 +9,9 @@ import NIOCore
 /// The admin console under `/admin`: server-rendered pages (Mustache) for support staff, no JavaScript.
 ///
 /// Every page but sign-in and setup needs a console session (cookie `latchkey_admin`: `HttpOnly`, `SameSite=Strict`,
-/// `Path=/admin`, `Secure` behind HTTPS); every form carries a CSRF token (an HMAC of the session cookie; for sign-in
-/// and setup, of a pre-session cookie) and a POST without it is refused with 403. Deleting a user, rotating the signing
+/// `Path=/admin`, `Secure` behind HTTPS: ``AdminSignInMiddleware``); every form carries a CSRF token (an HMAC of the
+/// session cookie; for sign-in and setup, of a pre-session cookie) and a POST without it is refused with 403
+/// (``AdminFormMiddleware``, which reads forms with Hummingbird's `URLEncodedFormDecoder`). Deleting a user, rotating the signing
 /// key and issuing an access code also need the admin's password, entered again in the form (`password`). Every answer has
 /// `Content-Security-Policy: default-src 'self'`, `X-Frame-Options: DENY`, `Cache-Control: no-store`. Every action goes
 /// through ``ConsoleService`` (the services the API and CLI use) and is written to the audit log (`admin:<email>`, from the
@@ -40,61 +41,71 @@ package struct AdminRoutes: Sendable {
         let group = router.group("admin").add(middleware: AdminHeadersMiddleware())
         group.get("static/admin.css") { _, _ in Self.asset(AdminTemplates.stylesheet, type: "text/css; charset=utf-8") }
         group.get("static/favicon.svg") { _, _ in Self.asset(AdminTemplates.favicon, type: "image/svg+xml") }
-        group.get("login") { request, context in try await self.loginPage(request, context: context) }
-        group.post("login") { request, context in try await self.login(request, context: context) }
-        group.get("setup") { request, context in try await self.setupPage(request, context: context) }
-        group.post("setup") { request, context in try await self.setup(request, context: context) }
-        group.post("logout") { request, context in try await self.logout(request, context: context) }
+        let forms = AdminFormMiddleware(admin: self.admin)
 
-        group.get { request, context in try await self.page(request, context) { session in try await self.overview(session) } }
-        group.get("users") { request, context in try await self.page(request, context) { session in try await self.users(request, session) } }
-        group.get("users/:id") { request, context in
+        // Before a session: sign-in and setup, their forms checked against the pre-session cookie.
+        let signIn = group.group(context: AdminRequestContext.self).add(middleware: forms)
+        signIn.get("login") { request, context in try await self.loginPage(request, context: context) }
+        signIn.post("login") { request, context in try await self.login(request, context: context) }
+        signIn.get("setup") { request, context in try await self.setupPage(request, context: context) }
+        signIn.post("setup") { request, context in try await self.setup(request, context: context) }
+
+        // Pages (and sign-out) need a session, else the sign-in page.
+        let pages = group.group(context: AdminRequestContext.self)
+            .add(middleware: AdminSignInMiddleware(admin: self.admin, refusal: .signIn)).add(middleware: forms)
+        pages.post("logout") { request, context in try await self.logout(request, context: context) }
+        pages.get { request, context in try await self.page(request, context) { session in try await self.overview(session) } }
+        pages.get("users") { request, context in try await self.page(request, context) { session in try await self.users(request, session) } }
+        pages.get("users/:id") { request, context in
             try await self.page(request, context) { session in try await self.user(try Self.uuid(context, "id"), session, flash: Self.flash(request))
             }
         }
-        group.get("users/:id/delete") { request, context in
+        pages.get("users/:id/delete") { request, context in
             try await self.page(request, context) { session in try await self.confirmDelete(try Self.uuid(context, "id"), session) }
         }
-        group.get("access-codes") { request, context in
+        pages.get("access-codes") { request, context in
             try await self.page(request, context) { session in try await self.codes(session, flash: Self.flash(request)) }
         }
-        group.get("keys") { request, context in
+        pages.get("keys") { request, context in
             try await self.page(request, context) { session in try await self.keys(session, flash: Self.flash(request)) }
         }
-        group.get("audit") { request, context in try await self.page(request, context) { session in try await self.audit(request, session) } }
+        pages.get("audit") { request, context in try await self.page(request, context) { session in try await self.audit(request, session) } }
 
-        group.post("users/:id/sessions/:session/revoke") { request, context in
+        // Actions need a session, else 403, and the session's CSRF token in their form.
+        let actions = group.group(context: AdminRequestContext.self)
+            .add(middleware: AdminSignInMiddleware(admin: self.admin, refusal: .forbidden)).add(middleware: forms)
+        actions.post("users/:id/sessions/:session/revoke") { request, context in
             try await self.action(request, context) { session, _, actor in
                 let (user, sessionID) = (try Self.uuid(context, "id"), try Self.uuid(context, "session"))
                 let revoked = try await self.console.revokeSession(sessionID, ofUser: user, by: actor)
                 return .redirect("/admin/users/\(user)?done=" + (revoked ? "session-revoked" : "session-ended"))
             }
         }
-        group.post("users/:id/sessions/revoke-all") { request, context in
+        actions.post("users/:id/sessions/revoke-all") { request, context in
             try await self.action(request, context) { _, _, actor in
                 let user = try Self.uuid(context, "id")
                 try await self.console.revokeSessions(ofUser: user, by: actor)
                 return .redirect("/admin/users/\(user)?done=sessions-revoked")
             }
         }
-        group.post("users/:id/budget") { request, context in
+        actions.post("users/:id/budget") { request, context in
             try await self.action(request, context) { session, form, actor in
                 let user = try Self.uuid(context, "id")
                 try await self.console.requireUser(user)
-                guard let text = form["limit"], let limit = Double(text.trimmingCharacters(in: .whitespaces)), limit >= 0, limit.isFinite else {
+                guard let text = form.limit, let limit = Double(text.trimmingCharacters(in: .whitespaces)), limit >= 0, limit.isFinite else {
                     return .page(try await self.user(user, session, flash: .error("The limit must be a number, 0 or more."), status: .badRequest))
                 }
                 try await self.console.setBudget(ofUser: user, to: limit, by: actor)
                 return .redirect("/admin/users/\(user)?done=budget-set")
             }
         }
-        group.post("users/:id/access-codes") { request, context in
+        actions.post("users/:id/access-codes") { request, context in
             try await self.action(request, context) { session, form, actor in
                 let user = try Self.uuid(context, "id")
                 try await self.console.requireUser(user)
-                try await self.admin.confirmPassword(form["password"] ?? "", session: session)
+                try await self.admin.confirmPassword(form.password ?? "", session: session)
                 var lifetime: TimeInterval?
-                if let text = form["expires_in"]?.trimmingCharacters(in: .whitespaces), !text.isEmpty {
+                if let text = form.expiresIn?.trimmingCharacters(in: .whitespaces), !text.isEmpty {
                     guard let seconds = Self.duration(text) else {
                         return .page(
                             try await self.user(
@@ -102,7 +113,7 @@ package struct AdminRoutes: Sendable {
                     }
                     lifetime = seconds
                 }
-                let note = form["note"].map { String($0.trimmingCharacters(in: .whitespacesAndNewlines).prefix(200)) }.flatMap {
+                let note = form.note.map { String($0.trimmingCharacters(in: .whitespacesAndNewlines).prefix(200)) }.flatMap {
                     $0.isEmpty ? nil : $0
                 }
                 let issued = try await self.console.issueCode(forUser: user, expiresIn: lifetime, note: note, by: actor)
@@ -113,28 +124,28 @@ package struct AdminRoutes: Sendable {
                         flash: .ok("Access code issued. Copy it now: it is not shown again.")))
             }
         }
-        group.post("users/:id/delete") { request, context in
+        actions.post("users/:id/delete") { request, context in
             try await self.action(request, context) { session, form, actor in
                 let user = try Self.uuid(context, "id")
                 try await self.console.requireUser(user)
-                try await self.admin.confirmPassword(form["password"] ?? "", session: session)
+                try await self.admin.confirmPassword(form.password ?? "", session: session)
                 try await self.console.deleteUser(user, by: actor)
                 return .redirect("/admin/users?done=user-deleted")
             }
         }
-        group.post("access-codes/:code/revoke") { request, context in
+        actions.post("access-codes/:code/revoke") { request, context in
             try await self.action(request, context) { _, form, actor in
                 let code = try Self.uuid(context, "code")
                 try await self.console.revokeCode(code, by: actor)
-                if let back = form["back"], let user = UUID(uuidString: back)?.uuidString.lowercased() {
+                if let back = form.back, let user = UUID(uuidString: back)?.uuidString.lowercased() {
                     return .redirect("/admin/users/\(user)?done=code-revoked")
                 }
                 return .redirect("/admin/access-codes?done=code-revoked")
             }
         }
-        group.post("keys/rotate") { request, context in
+        actions.post("keys/rotate") { request, context in
             try await self.action(request, context) { session, form, actor in
-                try await self.admin.confirmPassword(form["password"] ?? "", session: session)
+                try await self.admin.confirmPassword(form.password ?? "", session: session)
                 try await self.console.rotateKey(by: actor)
                 return .redirect("/admin/keys?done=key-rotated")
             }
@@ -143,20 +154,20 @@ package struct AdminRoutes: Sendable {
 
     // MARK: Sign-in, setup, sign-out
 
-    private func loginPage(_ request: Request, context: LatchkeyRequestContext) async throws -> Response {
+    private func loginPage(_ request: Request, context: AdminRequestContext) async throws -> Response {
         if let cookie = request.cookies[Self.sessionCookie]?.value, try await self.admin.session(cookie: cookie) != nil {
             return Self.redirect("/admin")
         }
         return self.preSessionPage("login", title: "Sign in", request, ["email": ""])
     }
 
-    private func login(_ request: Request, context: LatchkeyRequestContext) async throws -> Response {
-        guard let (form, nonce) = try await self.preSessionForm(request) else { return Self.forbidden() }
-        let email = form["email"] ?? ""
-        let ip = context.clientIP(of: request, trustedProxies: self.trustedProxies)
+    private func login(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        let (form, nonce) = (context.form, context.preSessionNonce ?? "")
+        let email = form.email ?? ""
+        let ip = context.parent.clientIP(of: request, trustedProxies: self.trustedProxies)
         let values: [String: Any] = ["csrf": self.admin.preSessionCSRF(nonce: nonce), "email": email]
         do {
-            let session = try await self.admin.login(email: email, password: form["password"] ?? "", ip: ip)
+            let session = try await self.admin.login(email: email, password: form.password ?? "", ip: ip)
             try await self.console.record(AuditActor(name: "admin:\(session.email)", source: ip), AuditAction.adminSignIn, admin: session.email)
             return self.signedIn(session)
         } catch let error as AdminAuthError {
@@ -165,7 +176,7 @@ package struct AdminRoutes: Sendable {
         }
     }
 
-    private func setupPage(_ request: Request, context: LatchkeyRequestContext) async throws -> Response {
+    private func setupPage(_ request: Request, context: AdminRequestContext) async throws -> Response {
         let tokens = request.uri.queryParameters.getAll("token")
         guard tokens.count == 1, let token = tokens.first.map({ String($0) }), token.count <= 100,
             let account = try await self.admin.setupAccount(token: token)
@@ -176,13 +187,13 @@ package struct AdminRoutes: Sendable {
         return self.preSessionPage("setup", title: "Set your password", request, ["token": token, "email": account.email])
     }
 
-    private func setup(_ request: Request, context: LatchkeyRequestContext) async throws -> Response {
-        guard let (form, nonce) = try await self.preSessionForm(request) else { return Self.forbidden() }
-        let token = form["token"] ?? ""
+    private func setup(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        let (form, nonce) = (context.form, context.preSessionNonce ?? "")
+        let token = form.token ?? ""
         do {
-            let ip = context.clientIP(of: request, trustedProxies: self.trustedProxies)
+            let ip = context.parent.clientIP(of: request, trustedProxies: self.trustedProxies)
             let session = try await self.admin.completeSetup(
-                token: token, password: form["password"] ?? "", confirmation: form["password_confirm"] ?? "", ip: ip)
+                token: token, password: form.password ?? "", confirmation: form.passwordConfirmation ?? "", ip: ip)
             try await self.console.record(
                 AuditActor(name: "admin:\(session.email)", source: ip), AuditAction.adminSignIn, admin: session.email,
                 details: "password set with the setup link")
@@ -209,24 +220,11 @@ package struct AdminRoutes: Sendable {
         return response
     }
 
-    /// The form posted from a ``preSessionPage(_:title:_:_:)`` and its nonce; `nil` when its CSRF token does not match
-    /// the pre-session cookie (or there is none).
-    private func preSessionForm(_ request: Request) async throws -> (form: [String: String], nonce: String)? {
-        let form = try await request.formFields(upTo: 16 * 1024)
-        guard let nonce = request.cookies[Self.preSessionCookie]?.value, self.validCSRF(form, expected: self.admin.preSessionCSRF(nonce: nonce))
-        else { return nil }
-        return (form, nonce)
-    }
-
-    private func logout(_ request: Request, context: LatchkeyRequestContext) async throws -> Response {
-        guard let cookie = request.cookies[Self.sessionCookie]?.value, let session = try await self.admin.session(cookie: cookie) else {
-            return Self.redirect("/admin/login")
-        }
-        let form = try await request.formFields(upTo: 16 * 1024)
-        guard self.validCSRF(form, expected: session.csrf) else { return Self.forbidden() }
-        try await self.admin.logout(cookie: cookie)
+    private func logout(_ request: Request, context: AdminRequestContext) async throws -> Response {
+        let session = try context.signedIn()
+        try await self.admin.logout(cookie: request.cookies[Self.sessionCookie]?.value ?? "")
         try await self.console.record(
-            AuditActor(name: "admin:\(session.email)", source: context.clientIP(of: request, trustedProxies: self.trustedProxies)),
+            AuditActor(name: "admin:\(session.email)", source: context.parent.clientIP(of: request, trustedProxies: self.trustedProxies)),
             AuditAction.adminSignOut, admin: session.email)
         var response = Self.redirect("/admin/login")
         response.setCookie(self.cookie(Self.sessionCookie, "", maxAge: 0))
@@ -242,13 +240,11 @@ package struct AdminRoutes: Sendable {
 
     // MARK: Pages
 
-    /// A page for a signed-in admin; others are sent to the sign-in page.
+    /// A page for the signed-in admin (``AdminSignInMiddleware`` sent others to the sign-in page).
     private func page(
-        _ request: Request, _ context: LatchkeyRequestContext, _ body: (AdminSession) async throws -> Response
+        _ request: Request, _ context: AdminRequestContext, _ body: (AdminSession) async throws -> Response
     ) async throws -> Response {
-        guard let cookie = request.cookies[Self.sessionCookie]?.value, let session = try await self.admin.session(cookie: cookie) else {
-            return Self.redirect("/admin/login")
-        }
+        let session = try context.signedIn()
         do { return try await body(session) } catch AdminPageError.notFound {
             return self.message(
                 "Not found", "There is nothing here: the user, session or code does not exist (any more).", status: .notFound, session: session)
@@ -260,19 +256,16 @@ package struct AdminRoutes: Sendable {
         case page(Response)
     }
 
-    /// A form's POST by a signed-in admin with the session's CSRF token (else 403, changing nothing).
+    /// A form's POST by the signed-in admin, its CSRF token checked (``AdminSignInMiddleware`` and ``AdminFormMiddleware``
+    /// refused anything else with 403, changing nothing); done as the admin, from the client's address.
     private func action(
-        _ request: Request, _ context: LatchkeyRequestContext,
-        _ body: (AdminSession, [String: String], AuditActor) async throws -> ActionResult
+        _ request: Request, _ context: AdminRequestContext,
+        _ body: (AdminSession, AdminForm, AuditActor) async throws -> ActionResult
     ) async throws -> Response {
-        guard let cookie = request.cookies[Self.sessionCookie]?.value, let session = try await self.admin.session(cookie: cookie) else {
-            return Self.forbidden()
-        }
-        let form = try await request.formFields(upTo: 16 * 1024)
-        guard self.validCSRF(form, expected: session.csrf) else { return Self.forbidden() }
-        let actor = AuditActor(name: "admin:\(session.email)", source: context.clientIP(of: request, trustedProxies: self.trustedProxies))
+        let session = try context.signedIn()
+        let actor = AuditActor(name: "admin:\(session.email)", source: context.parent.clientIP(of: request, trustedProxies: self.trustedProxies))
         do {
-            switch try await body(session, form, actor) {
+            switch try await body(session, context.form, actor) {
             case .redirect(let location): return Self.redirect(location)
             case .page(let response): return response
             }
@@ -483,16 +476,11 @@ package struct AdminRoutes: Sendable {
 
     // MARK: HTTP helpers
 
-    private func validCSRF(_ form: [String: String], expected: String) -> Bool {
-        guard let given = form["csrf"] else { return false }
-        return Secret.constantTimeEquals(given, expected)
-    }
-
     private func cookie(_ name: String, _ value: String, maxAge: Int? = nil) -> Cookie {
         Cookie(name: name, value: value, maxAge: maxAge, path: "/admin", secure: self.secureCookies, httpOnly: true, sameSite: .strict)
     }
 
-    static func uuid(_ context: LatchkeyRequestContext, _ name: String) throws -> String {
+    static func uuid(_ context: AdminRequestContext, _ name: String) throws -> String {
         guard let text = context.parameters.get(name), let uuid = UUID(uuidString: text) else { throw AdminPageError.notFound }
         return uuid.uuidString.lowercased()
     }
