@@ -170,7 +170,7 @@ package struct AdminRoutes: Sendable {
             let session = try await self.admin.login(email: email, password: form.password ?? "", ip: ip)
             try await self.console.record(AuditActor(name: "admin:\(session.email)", source: ip), AuditAction.adminSignIn, admin: session.email)
             return self.signedIn(session)
-        } catch let error as AdminAuthError {
+        } catch let error as ServiceError {
             let (status, text) = Self.describe(error)
             return self.render("login", title: "Sign in", session: nil, values, flash: .error(text), status: status)
         }
@@ -198,9 +198,9 @@ package struct AdminRoutes: Sendable {
                 AuditActor(name: "admin:\(session.email)", source: ip), AuditAction.adminSignIn, admin: session.email,
                 details: "password set with the setup link")
             return self.signedIn(session)
-        } catch let error as AdminAuthError {
+        } catch let error as ServiceError {
             let (status, text) = Self.describe(error)
-            guard error != .invalidSetupLink, let account = try await self.admin.setupAccount(token: token) else {
+            guard error.kind != .invalidCode, let account = try await self.admin.setupAccount(token: token) else {
                 return self.message("Link not valid", text, status: status)
             }
             return self.render(
@@ -273,9 +273,8 @@ package struct AdminRoutes: Sendable {
             return self.message(
                 "Not found", "There is nothing here: the user, session or code does not exist (any more).", status: .notFound, session: session)
         } catch let error as ServiceError {
-            return self.message("Not done", error.description, status: .badRequest, session: session)
-        } catch let error as AdminAuthError {
-            let (status, text) = Self.describe(error)
+            // The only credential an action checks is the admin's password, entered again.
+            let (status, text) = Self.describe(error, confirming: true)
             return self.message("Not done", text, status: status, session: session)
         }
     }
@@ -462,16 +461,20 @@ package struct AdminRoutes: Sendable {
         DurationText.seconds(text).flatMap { $0 <= 366 * 86_400 ? $0 : nil }
     }
 
-    static func describe(_ error: AdminAuthError) -> (HTTPResponse.Status, String) {
-        switch error {
-        case .invalidCredentials: (.unauthorized, "The email or password is not right.")
-        case .tooManyAttempts(let seconds): (.tooManyRequests, "Too many failed sign-ins; try again in \(seconds) seconds.")
-        case .invalidSetupLink: (.badRequest, "This setup link is expired or was already used. Ask for a new one (latchkey admin create).")
-        case .weakPassword(let text): (.badRequest, text)
-        case .passwordsDiffer: (.badRequest, "The two passwords differ.")
-        case .busy: (.serviceUnavailable, "The server is busy; try again in a moment.")
-        case .wrongPassword: (.unauthorized, "That is not your password: nothing was done. Go back and enter it again.")
-        }
+    /// A refusal as the console shows it: the status the API would answer (``APIError``'s one mapping), and the
+    /// service's message, worded for support staff where the console's situation says more (`confirming`: the
+    /// credential was the admin's password entered again before an action).
+    static func describe(_ error: ServiceError, confirming: Bool = false) -> (HTTPResponse.Status, String) {
+        let text =
+            switch error.kind {
+            case .invalidCredentials:
+                confirming ? "That is not your password: nothing was done. Go back and enter it again." : "The email or password is not right."
+            case .tooManyAttempts: "Too many failed sign-ins; try again in \(error.retryAfter ?? 1) seconds."
+            case .invalidCode: "This setup link is expired or was already used. Ask for a new one (latchkey admin create)."
+            case .busy: "The server is busy; try again in a moment."
+            default: error.message
+            }
+        return (APIError(error).status, text)
     }
 
     // MARK: HTTP helpers

@@ -23,18 +23,6 @@ package struct AdminSession: Sendable, Equatable {
     package var cookie: String?
 }
 
-/// Why the console refused a sign-in or setup (shown on the page, never naming what exists).
-package enum AdminAuthError: Error, Equatable {
-    case invalidCredentials
-    case tooManyAttempts(retryAfter: Int)
-    case invalidSetupLink
-    case weakPassword(String)
-    case passwordsDiffer
-    case busy
-    /// The password re-entered before a sensitive action is not the admin's.
-    case wrongPassword
-}
-
 /// Admin accounts and their sessions: created by `latchkey admin create` with a one-time setup link, passwords hashed
 /// as app passwords are (Argon2id on the hashing threads, the same policy), sign-ins limited as the app's are (per
 /// account and per client), sessions kept by the SHA-256 of their cookie with an idle timeout and a lifetime.
@@ -97,17 +85,17 @@ package final class AdminService: Sendable {
 
     /// Sets the password of the setup link's account (the link is spent) and signs it in.
     package func completeSetup(token: String, password: String, confirmation: String, ip: String) async throws -> AdminSession {
-        guard let account = try await self.setupAccount(token: token) else { throw AdminAuthError.invalidSetupLink }
-        guard password == confirmation else { throw AdminAuthError.passwordsDiffer }
+        guard let account = try await self.setupAccount(token: token) else { throw ServiceError.invalidCode }
+        guard password == confirmation else { throw ServiceError.invalidRequest("The two passwords differ.") }
         let normalized = PasswordPolicy.normalize(password)
         do {
             try PasswordPolicy.check(normalized, email: try? EmailAddress(parsing: account.email))
         } catch let error where error.kind == .weakPassword {
-            throw AdminAuthError.weakPassword(error.message)
-        } catch { throw AdminAuthError.invalidSetupLink }
+            throw error
+        } catch { throw ServiceError.invalidCode }
         let hash = try await self.hash(normalized)
         guard try await self.store.setAdminPassword(setupHash: Secret.hash(token), hash: hash, at: self.clock.now()) else {
-            throw AdminAuthError.invalidSetupLink
+            throw ServiceError.invalidCode
         }
         return try await self.startSession(account, ip: ip)
     }
@@ -120,7 +108,7 @@ package final class AdminService: Sendable {
             throw self.tooManyAttempts(until: resetAt)
         }
         let key = EmailAddress.lookupKey(email)
-        guard let account = try await self.checkPassword(password, emailKey: key) else { throw AdminAuthError.invalidCredentials }
+        guard let account = try await self.checkPassword(password, emailKey: key) else { throw ServiceError.invalidCredentials }
         return try await self.startSession(account, ip: ip)
     }
 
@@ -132,14 +120,14 @@ package final class AdminService: Sendable {
             let stored = try await self.store.adminAccount(emailKey: key)
             let verification: PasswordHasher.Verification
             do { verification = try await self.pool.verify(PasswordPolicy.normalize(password), against: stored?.hash) } catch {
-                throw AdminAuthError.busy
+                throw ServiceError.busy
             }
             return verification == .invalid ? nil : stored?.account
         }
     }
 
     private func tooManyAttempts(until resetAt: Date) -> any Error {
-        AdminAuthError.tooManyAttempts(retryAfter: RateLimiter.seconds(until: resetAt, from: self.clock.now()))
+        ServiceError.tooManyAttempts(retryAfter: RateLimiter.seconds(until: resetAt, from: self.clock.now()))
     }
 
     /// Checks the password the admin of `session` re-entered before a sensitive action (deleting a user, rotating the
@@ -153,10 +141,10 @@ package final class AdminService: Sendable {
         ) {
             guard let stored = try await self.store.adminAccount(emailKey: key), stored.account.id == session.adminID else { return false }
             do { return try await self.pool.verify(PasswordPolicy.normalize(password), against: stored.hash) != .invalid } catch {
-                throw AdminAuthError.busy
+                throw ServiceError.busy
             }
         }
-        guard confirmed else { throw AdminAuthError.wrongPassword }
+        guard confirmed else { throw ServiceError.invalidCredentials }
     }
 
     /// The session of a cookie, while it is neither idle past `admin.idle-timeout` nor older than its lifetime; using it
@@ -196,7 +184,7 @@ package final class AdminService: Sendable {
     }
 
     private func hash(_ normalized: String) async throws -> String {
-        do { return try await self.pool.hash(normalized) } catch { throw AdminAuthError.busy }
+        do { return try await self.pool.hash(normalized) } catch { throw ServiceError.busy }
     }
 }
 
