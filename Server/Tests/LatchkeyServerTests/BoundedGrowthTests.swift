@@ -23,6 +23,20 @@ import Testing
         }
     }
 
+    /// The pruner's loop waits `prune.interval` on the server's clock, not in real time: moving the clock past it starts a
+    /// pass, with no call from the test.
+    @Test func theBackgroundPrunerRunsWhenTheServersClockPassesItsInterval() async throws {
+        try await withServer(.router, configure: { $0.pruneInterval = 3_600 }) { client, server in
+            let device = try await client.registerDevice()
+            #expect(try await client.send(.post, "/api/v1/auth/logout", bearer: device.accessToken).status == .ok)
+            #expect(try await server.services.store.session(id: device.sessionID) != nil)
+            server.clock.advance(by: 31 * 86_400)  // past the revoked session's day, and the pruner's hour
+            try await MultiProcessTests.eventually(within: .seconds(10), "the background pass removed the revoked session") {
+                try await server.services.store.session(id: device.sessionID) == nil
+            }
+        }
+    }
+
     /// A hit goes once past its own policy's window (not the longest of all, a day); a live session's spent refresh
     /// token once past the grace window with a successor used since, while the lost answer can still be given again.
     @Test func hitsGoPastTheirOwnWindowAndSpentRefreshTokensPastTheGraceAndLostAnswerWindows() async throws {

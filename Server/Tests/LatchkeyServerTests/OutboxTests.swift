@@ -46,6 +46,29 @@ struct OutboxTests {
         }
     }
 
+    /// The outbox's poll waits `email.poll-interval` on the server's clock: a mail whose retry fell due goes at the next
+    /// poll once the clock passes it, with no wake-up and no call from the test.
+    @Test func aMailWaitingForTheRelayGoesAtTheNextPollOfTheServersClock() async throws {
+        let peer = try await SMTPPeer.shared()
+        let port = try await unusedPort()
+        let server = try await TestServer.make {
+            $0.useMailPeer(peer, port: port)
+            $0.email.pollInterval = 60
+        }
+        try await server.test(.live) { client in
+            let email = newAddress()
+            _ = try await client.register(email, Self.password)
+            _ = try await outboxEntry(to: email, in: server) { $0.lastError != nil }
+
+            let mail = try await TCPForwarder.forwarding(port: port, to: peer.ports.plain) {
+                server.clock.advance(by: 61)  // past the first retry (30 s) and the next poll (60 s)
+                return try await peer.mail(to: email)
+            }
+            #expect(try await outboxEntry(to: email, in: server) { $0.state == "sent" }.lastError == nil)
+            #expect(try await client.verify(email, code: mail.code).status == .ok)
+        }
+    }
+
     @Test func aPermanentRefusalFailsTheMailAtOnce() async throws {
         try await withMailServer { client, server, peer in
             let email = newAddress("refuse")

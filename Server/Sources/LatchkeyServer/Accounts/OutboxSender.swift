@@ -15,7 +15,8 @@ struct OutboxMessage: Codable, Sendable {
 /// exponential backoff (`email.retry-interval`, doubled per attempt up to an hour) until `email.max-attempts`; a
 /// relay's permanent refusal (5xx) fails the mail at once. Several processes on one database never take the same
 /// mail: a claim is a lease longer than a delivery may take. Runs beside the server; woken when a mail is queued,
-/// otherwise every `email.poll-interval`.
+/// otherwise every `email.poll-interval` seconds of the injected clock (so a retry falls due, in tests, when the test
+/// moves the clock past it).
 package final class OutboxSender: Service, Sendable {
     let store: any OutboxStore
     let client: SMTPClient
@@ -62,9 +63,9 @@ package final class OutboxSender: Service, Sendable {
         let interval = self.configuration.pollInterval
         await withDiscardingTaskGroup { group in
             // A ticker turns the poll interval into wake-ups, so the loop below waits on one stream.
-            group.addTask { [wakeUp = self.wakeUp] in
+            group.addTask { [wakeUp = self.wakeUp, clock = self.clock] in
                 while !Task.isCancelled {
-                    do { try await Task.sleep(for: .seconds(interval)) } catch { return }
+                    do { try await clock.sleep(for: interval) } catch { return }
                     wakeUp.yield()
                 }
             }

@@ -348,8 +348,8 @@ extension SQLLatchkeyStore: EventLookups {
     }
 }
 
-/// Runs the hub's queued work (``EventHub/work()``) and ``EventHub/sweep()`` every second (token expiry against the
-/// injected clock); at graceful shutdown it closes every socket with 1001.
+/// Runs the hub's queued work (``EventHub/work()``) and ``EventHub/sweep()`` every second of the injected clock (token
+/// expiry); at graceful shutdown it closes every socket with 1001.
 package struct EventSweeper: Service {
     let hub: EventHub
 
@@ -357,7 +357,7 @@ package struct EventSweeper: Service {
         await withDiscardingTaskGroup { group in
             group.addTask { await self.hub.work() }
             while !Task.isShuttingDownGracefully {
-                do { try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(1)) } } catch { break }
+                do { try await cancelWhenGracefulShutdown { try await self.hub.clock.sleep(for: 1) } } catch { break }
                 self.hub.sweep()
             }
             self.hub.closeAll()

@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 
-/// Removes rows that no longer decide anything (``PruningStore``) every `prune.interval` seconds, so the
+/// Removes rows that no longer decide anything (``PruningStore``) every `prune.interval` seconds of the injected clock, so the
 /// database stays bounded however long the server runs. Several processes may prune at once: each pass is deletes by
 /// time in short transactions of a batch each, and a second pass finds nothing.
 package struct StorePruner: Service {
@@ -40,7 +40,7 @@ package struct StorePruner: Service {
     package func run() async throws {
         while !Task.isShuttingDownGracefully {
             do {
-                try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(self.interval)) }
+                try await cancelWhenGracefulShutdown { try await self.clock.sleep(for: self.interval) }
             } catch { return }
             do { try await self.prune() } catch {
                 self.logger.error("pruning the database failed", metadata: ["error": "\(error)"])

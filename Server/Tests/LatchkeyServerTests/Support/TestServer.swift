@@ -56,6 +56,10 @@ struct TestServer: Sendable {
         configuration.port = 0
         configuration.limits = .off  // tests of limits configure their own
         configuration.metricsToken = Self.metricsToken
+        // The pruner and the outbox's poll wait on the server's clock: left at their defaults, a test moving the clock
+        // would start passes beside the ones it runs itself (`prune()`, `deliverDue()`). Tests of those loops set them.
+        configuration.pruneInterval = 365 * 86_400
+        configuration.email.pollInterval = 365 * 86_400
         configure(&configuration)
         let logger = logger ?? Self.quietLogger
         let services = try await LatchkeyServices.make(configuration: configuration, clock: clock, logger: logger)
