@@ -274,6 +274,7 @@ struct EmailAccountSecurityTests {
             let back = try await client.send(
                 .post, "/api/v1/auth/register-device", body: RegisterDeviceRequest(deviceID: device.userID, deviceSecret: device.deviceSecret))
             #expect(back.envelope?.error.code == .invalidDeviceSecret)
+            server.clock.advance(by: 60)  // the server's poll (on its clock) finds the notice the CLI queued
             #expect(try await Self.subjects(to: email, peer: peer, count: 2).last == "Security notice: your Latchkey sign-in changed")
         }
     }

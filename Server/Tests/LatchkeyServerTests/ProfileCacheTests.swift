@@ -40,7 +40,17 @@ import Testing
             let elsewhere = SQLLatchkeyStore(database: server.services.database)
             #expect(try await elsewhere.setBudgetLimit(ofUser: device.userID, to: 7))
             let soon = try await Self.me(client, device.accessToken).budget?.limit
-            #expect(soon == (ttl > 0 ? 100 : 7))
+            if server.services.database.dialect == .postgresql {
+                // The other process's commit notifies this one (its change feed), which drops the profile before the TTL.
+                // (Written again until it shows: this process may not be listening yet when the test begins.)
+                try await MultiProcessTests.eventually(within: .seconds(10), "the notification dropped the cached profile") {
+                    if try await Self.me(client, device.accessToken).budget?.limit == 7 { return true }
+                    _ = try await elsewhere.setBudgetLimit(ofUser: device.userID, to: 7)
+                    return false
+                }
+            } else {
+                #expect(soon == (ttl > 0 ? 100 : 7))
+            }
             server.clock.advance(by: ttl)
             #expect(try await Self.me(client, device.accessToken).budget?.limit == 7)
         }

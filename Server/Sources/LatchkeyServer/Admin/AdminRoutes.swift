@@ -446,11 +446,7 @@ package struct AdminRoutes: Sendable {
         ]
     }
 
-    static func format(_ date: Date) -> String {
-        date.formatted(
-            Date.ISO8601FormatStyle(dateSeparator: .dash, dateTimeSeparator: .space, timeZone: .gmt).year().month().day().time(
-                includingFractionalSeconds: false)) + " UTC"
-    }
+    static func format(_ date: Date) -> String { date.consoleText }
 
     static func number(_ value: Double) -> String {
         value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)

@@ -104,7 +104,7 @@ package struct ConsoleService: Sendable {
         let issued = try await self.accessCodes.issue(userID: user, expiresIn: lifetime, note: note)
         try await self.audit.record(
             actor, AuditAction.accessCodeIssue, target: "user \(user)",
-            details: "code \(issued.record.id) expires \(AdminRoutes.format(issued.record.expiresAt))")
+            details: "code \(issued.record.id) expires \(issued.record.expiresAt.consoleText)")
         return issued
     }
 
@@ -129,5 +129,14 @@ package struct ConsoleService: Sendable {
     /// Records a console sign-in (or the first, with the setup link) or sign-out.
     func record(_ actor: AuditActor, _ action: String, admin email: String, details: String? = nil) async throws {
         try await self.audit.record(actor, action, target: "admin \(email)", details: details)
+    }
+}
+
+extension Date {
+    /// `2026-11-27 14:05:00 UTC`: how the console's pages and the audit entries of its actions show a time.
+    var consoleText: String {
+        self.formatted(
+            Date.ISO8601FormatStyle(dateSeparator: .dash, dateTimeSeparator: .space, timeZone: .gmt).year().month().day().time(
+                includingFractionalSeconds: false)) + " UTC"
     }
 }

@@ -56,10 +56,11 @@ struct TestServer: Sendable {
         configuration.port = 0
         configuration.limits = .off  // tests of limits configure their own
         configuration.metricsToken = Self.metricsToken
-        // The pruner and the outbox's poll wait on the server's clock: left at their defaults, a test moving the clock
-        // would start passes beside the ones it runs itself (`prune()`, `deliverDue()`). Tests of those loops set them.
+        // The pruner and the outbox's poll wait on the server's clock. The pruner's pass is a test's own (`prune()`, its
+        // counts checked): none starts beside it unless the test moves the clock a year. The poll runs each minute of the
+        // clock, so a mail another process queued (the CLI) goes once the test moves the clock a minute.
         configuration.pruneInterval = 365 * 86_400
-        configuration.email.pollInterval = 365 * 86_400
+        configuration.email.pollInterval = 60
         configure(&configuration)
         let logger = logger ?? Self.quietLogger
         let services = try await LatchkeyServices.make(configuration: configuration, clock: clock, logger: logger)
