@@ -2,10 +2,12 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import LatchkeyAPI
-import LatchkeyServer
 import LatchkeyTestSupport
 import NIOCore
 import Testing
+
+// `@testable`: the hashing pool's count of verifications.
+@testable import LatchkeyServer
 
 /// Signing in with email and password, and mailing a new verification code: answers that never tell whether an
 /// address has an account, and limits per account and per address.
@@ -25,9 +27,11 @@ struct EmailSignInTests {
         }
     }
 
-    /// The time of a refusal does not tell either: an unknown address costs a password hash (of a dummy) as a wrong
-    /// password does. Medians over interleaved rounds, with hashes costly enough to dominate a request (1 MiB, as the
-    /// real 19 MiB do) and the failure limits raised out of the way.
+    /// The time of a refusal does not tell either: an unknown address costs a password verification (against a dummy
+    /// hash) exactly as a wrong password does, which the pool's count shows for every attempt. The medians of interleaved
+    /// rounds (hashes costly enough to dominate a request, 1 MiB, as the real 19 MiB do; the failure limits raised out of
+    /// the way) are a gross check beside it: on two shared cores they differ by up to about 12 % at times, so the bound is
+    /// 50 %, which an unknown address answered without a hash (several times faster) would break.
     @Test func anUnknownAddressAndAWrongPasswordTakeTheSameTime() async throws {
         let peer = try await SMTPPeer.shared()
         let server = try await TestServer.make { configuration in
@@ -48,15 +52,18 @@ struct EmailSignInTests {
             var wrong: [Duration] = []
             for round in 0..<31 {
                 let unknownAddress = newAddress()
+                let pool = server.services.accounts.pool
                 func timeUnknown() async throws {
-                    let start = clock.now
+                    let (before, start) = (pool.verifications, clock.now)
                     #expect(try await client.login(unknownAddress, Self.password).status == .unauthorized)
                     unknown.append(clock.now - start)
+                    #expect(pool.verifications == before + 1, "an unknown address is one verification")
                 }
                 func timeWrong() async throws {
-                    let start = clock.now
+                    let (before, start) = (pool.verifications, clock.now)
                     #expect(try await client.login(email, "not the password at all").status == .unauthorized)
                     wrong.append(clock.now - start)
+                    #expect(pool.verifications == before + 1, "a wrong password is one verification")
                 }
                 if round.isMultiple(of: 2) {
                     try await timeUnknown()
@@ -68,7 +75,7 @@ struct EmailSignInTests {
             }
             let medians = (unknown: unknown.sorted()[unknown.count / 2], wrong: wrong.sorted()[wrong.count / 2])
             let gap = abs(medians.unknown / medians.wrong - 1)
-            #expect(gap < 0.10, "median of an unknown address \(medians.unknown), of a wrong password \(medians.wrong)")
+            #expect(gap < 0.5, "median of an unknown address \(medians.unknown), of a wrong password \(medians.wrong)")
         }
     }
 
