@@ -233,7 +233,7 @@ extension SQLLatchkeyStore: EmailAccountStore {
     )
         async throws -> EmailRemoval
     {
-        let removed: EmailRemoval = try await self.changing { sql, changes in
+        try await self.changing { sql, changes -> EmailRemoval in
             if !allowingOnlyWayIn {
                 let otherWayIn = try await sql.raw(
                     """
@@ -254,10 +254,9 @@ extension SQLLatchkeyStore: EmailAccountStore {
             if account.verifiedAt != nil, let notice { try await Self.enqueue(notice, at: time, on: sql) }
             let revoked = try await Self.revokeSessions(
                 where: "user_id = \(bind: userID) AND id <> \(bind: keeping ?? "")", reason: "email_removed", at: time, on: sql, noting: changes)
+            changes.note(.userChanged(userID))
             return .removed(account, revokedSessions: revoked)
         }
-        self.changes.publish([.userChanged(userID)])
-        return removed
     }
 
     /// Makes the user's address theirs, inside the caller's transaction: marks it verified and removes the other
@@ -322,20 +321,19 @@ extension SQLLatchkeyStore: EmailAccountStore {
     }
 
     func verifyEmail(_ lookup: EmailCodeLookup, maxAttempts: Int, at time: Date) async throws -> EmailAccountRecord? {
-        let account: EmailAccountRecord? = try await self.changing { sql, changes in
+        try await self.changing { sql, changes -> EmailAccountRecord? in
             guard let userID = try await Self.spendCode(.verify, lookup, maxAttempts: maxAttempts, at: time, on: sql),
                 try await Self.claimAddress(ofUser: userID, at: time, on: sql, noting: changes)
             else { return nil }
+            changes.note(.userChanged(userID))
             return try await sql.raw("SELECT * FROM email_accounts WHERE user_id = \(bind: userID)").first().map(Self.emailAccount(from:))
         }
-        if let account { self.changes.publish([.userChanged(account.userID)]) }
-        return account
     }
 
     func resetPassword(
         _ lookup: EmailCodeLookup, newHash: String, maxAttempts: Int, keepingDeviceKey: String?, at time: Date
     ) async throws -> PasswordRevocation? {
-        let result: PasswordRevocation? = try await self.changing { sql, changes in
+        try await self.changing { sql, changes -> PasswordRevocation? in
             // The mail arrived, so the address is verified: unless another user verified it first.
             guard let userID = try await Self.spendCode(.reset, lookup, maxAttempts: maxAttempts, at: time, on: sql),
                 try await Self.claimAddress(ofUser: userID, at: time, on: sql, noting: changes)
@@ -349,14 +347,12 @@ extension SQLLatchkeyStore: EmailAccountStore {
             // A reset gives the account back whole: every session ends and every device credential but the requesting
             // device's (which proved its key) stops working, so whoever held the account before is out.
             try await sql.raw("DELETE FROM email_codes WHERE user_id = \(bind: userID)").run()
-            changes.note(.userSignedOut(userID))
+            changes.note(.userSignedOut(userID))  // also drops the cached profile
             let sessions = try await Self.revokeSessions(
                 where: "user_id = \(bind: userID)", reason: "password_reset", at: time, on: sql, noting: changes)
             let devices = try await Self.revokeDevices(ofUser: userID, keepingKey: keepingDeviceKey, on: sql)
             return PasswordRevocation(userID: userID, sessions: sessions, devices: devices)
         }
-        if let result { self.changes.publish([.userChanged(result.userID)]) }
-        return result
     }
 
     /// Checks the presented code inside the caller's transaction: the user ID when it matches (the code is then
@@ -416,7 +412,7 @@ extension SQLLatchkeyStore: EmailAccountStore {
         userID: String, hash: String, expectedHash: String?, revokingSessionsExcept keeping: String?, keepingDeviceKey: String?,
         notice: NewOutboxMail?, reason: String, at time: Date
     ) async throws -> PasswordRevocation? {
-        let revoked: PasswordRevocation? = try await self.changing { sql, changes in
+        try await self.changing { sql, changes -> PasswordRevocation? in
             let updated =
                 if let expectedHash {
                     try await sql.raw(
@@ -440,16 +436,17 @@ extension SQLLatchkeyStore: EmailAccountStore {
             let sessions = try await Self.revokeSessions(
                 where: "user_id = \(bind: userID) AND id <> \(bind: keeping ?? "")", reason: reason, at: time, on: sql, noting: changes)
             let devices = try await Self.revokeDevices(ofUser: userID, keepingKey: keepingDeviceKey, on: sql)
+            if devices > 0 { changes.note(.userChanged(userID)) }
             return PasswordRevocation(userID: userID, sessions: sessions, devices: devices)
         }
-        if let revoked, revoked.devices > 0 { self.changes.publish([.userChanged(revoked.userID)]) }
-        return revoked
     }
 
     package func markEmailVerified(userID: String, at time: Date) async throws -> Bool {
-        let done = try await self.changing { sql, changes in try await Self.claimAddress(ofUser: userID, at: time, on: sql, noting: changes) }
-        if done { self.changes.publish([.userChanged(userID)]) }
-        return done
+        try await self.changing { sql, changes in
+            let done = try await Self.claimAddress(ofUser: userID, at: time, on: sql, noting: changes)
+            if done { changes.note(.userChanged(userID)) }
+            return done
+        }
     }
 
     static func emailAccount(from row: any SQLRow) throws -> EmailAccountRecord {

@@ -121,16 +121,15 @@ extension SQLLatchkeyStore: DeviceStore {
     }
 
     package func resetDevice(id: String, secretHash: String, at time: Date) async throws -> [String]? {
-        let reset = try await self.changing { sql, changes -> (userID: String, sessions: [String])? in
+        try await self.changing { sql, changes -> [String]? in
             guard
                 let userID = try await sql.raw(
                     "UPDATE devices SET secret_hash = \(bind: secretHash), key_thumbprint = NULL WHERE id = \(bind: id) RETURNING user_id"
                 ).first()?.string("user_id")
             else { return nil }
-            return (userID, try await Self.revokeSessions(where: "device_id = \(bind: id)", reason: "admin", at: time, on: sql, noting: changes))
+            changes.note(.userChanged(userID))
+            return try await Self.revokeSessions(where: "device_id = \(bind: id)", reason: "admin", at: time, on: sql, noting: changes)
         }
-        if let reset { self.changes.publish([.userChanged(reset.userID)]) }
-        return reset?.sessions
     }
 
     static let deviceColumns = "id, user_id, secret_hash, created_at, last_seen_at, key_thumbprint"

@@ -88,7 +88,9 @@ package final class EventHub: Sendable {
             guard self.state.withLock({ $0.byUser[userID] != nil }) else { return }
             self.queue.yield(.changed(change))
         default:
+            // Most changes end no token (a refresh, a profile write): those cost no lock here.
             let owners = TokenVerificationCache.owners(of: change)
+            guard !owners.isEmpty else { return }
             let ids = self.state.withLock { state in owners.reduce(into: Set<UInt64>()) { $0.formUnion(state.byOwner[$1] ?? []) } }
             guard !ids.isEmpty else { return }
             self.queue.yield(.recheck(ids))

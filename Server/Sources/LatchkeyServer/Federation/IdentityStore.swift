@@ -71,17 +71,19 @@ extension SQLLatchkeyStore: IdentityStore {
     }
 
     package func signIn(_ identity: FederatedIdentity, newUserID: String, at time: Date) async throws -> FederatedSignIn {
-        let outcome = try await self.changing { sql, changes in
-            try await Self.findOrCreateUser(of: identity, linkingTo: nil, newUserID: newUserID, at: time, on: sql, noting: changes).outcome
+        try await self.changing { sql, changes in
+            let outcome = try await Self.findOrCreateUser(
+                of: identity, linkingTo: nil, newUserID: newUserID, at: time, on: sql, noting: changes
+            ).outcome
+            changes.note(.userChanged(outcome.userID))
+            return outcome
         }
-        self.changes.publish([.userChanged(outcome.userID)])
-        return outcome
     }
 
     package func completeSignIn(
         _ identity: FederatedIdentity, linkingTo: String?, newUserID: String, nonce: SpentNonce?, session: NewSession, now: Date
     ) async throws -> FederatedSignIn {
-        let outcome = try await self.changing { sql, changes in
+        try await self.changing { sql, changes in
             if let nonce {
                 try await sql.raw("DELETE FROM used_nonces WHERE expires_at < \(bind: now.stored)").run()
                 let fresh =
@@ -101,10 +103,9 @@ extension SQLLatchkeyStore: IdentityStore {
             case .existing(let userID), .created(let userID): session.userID = userID
             }
             try await Self.insert(session, on: sql)
+            changes.note(.userChanged(outcome.userID))
             return outcome
         }
-        self.changes.publish([.userChanged(outcome.userID)])
-        return outcome
     }
 
     /// The user of `identity` inside the caller's transaction: `linkingTo` (linking it when it was not linked yet:

@@ -114,7 +114,7 @@ extension SQLLatchkeyStore: SessionStore {
         sessionID: String, presentedHash: String, successorHash: String, successorExpiresAt: Date, now: Date, graceWindow: TimeInterval,
         proof: VerifiedProof?, requireProof: Bool, limit: RefreshLimit?
     ) async throws -> RefreshResult {
-        let result = try await self.changing { sql, changes in
+        try await self.changing { sql, changes in
             var counted: (count: Int, oldest: Date?)?
             let rotation = try await Self.rotate(
                 sessionID: sessionID, presentedHash: presentedHash, successorHash: successorHash, successorExpiresAt: successorExpiresAt,
@@ -127,6 +127,8 @@ extension SQLLatchkeyStore: SessionStore {
                 counted = hits
                 return hits.count >= limit.limit ? .limited(session, resetAt: (hits.oldest ?? now) + limit.window) : nil
             }
+            // A rotation marks the device last seen now, which the profile shows.
+            if case .rotated(let session) = rotation { changes.note(.userChanged(session.userID)) }
             // Only a refresh that succeeds counts against the session's limit.
             switch rotation {
             case .rotated, .unclaimedSuccessor, .withinGrace:
@@ -137,9 +139,6 @@ extension SQLLatchkeyStore: SessionStore {
                 return RefreshResult(rotation: rotation)
             }
         }
-        // A rotation marks the device last seen now, which the profile shows.
-        if case .rotated(let session) = result.rotation { self.changes.publish([.userChanged(session.userID)]) }
-        return result
     }
 
     /// The rotation itself, inside the caller's transaction; `checkLimit` (given the session) may stop it, with its

@@ -4,10 +4,11 @@ import Synchronization
 /// Profiles read in the last `ttl` seconds, so that the `users/me` every launch and refresh asks for is not a database
 /// read each time (`cache.profile-ttl`, `cache.profile-capacity`).
 ///
-/// A profile is dropped at once when this process writes anything it shows (a device signing in or refreshing,
-/// linking or unlinking an identity, budget usage or limit, deletion), and when the revocation feed reports the user
-/// deleted by another process: it follows the store's ``StoreChanges``. What another process changes otherwise shows here within `ttl`. Nothing that gates
-/// a decision reads it: budgets are enforced by the database, tokens by the verifier.
+/// It follows the store's ``StoreChanges``: a profile is dropped at once when this process writes anything it shows (a
+/// device signing in or refreshing, linking or unlinking an identity, budget usage or limit, deletion), when the
+/// revocation feed reports the user deleted by another process, and on PostgreSQL when another process's usage, limit
+/// or link is notified. What another process changes otherwise shows here within `ttl`. Nothing that gates a decision
+/// reads it: budgets are enforced by the database, tokens by the verifier.
 package final class ProfileCache: Sendable {
     private struct Entry {
         let profile: UserProfileRecord

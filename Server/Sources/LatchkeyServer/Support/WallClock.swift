@@ -36,7 +36,7 @@ public final class ManualClock: WallClock {
         var now: Date
         var sleepers: [Sleeper] = []
         var nextID: UInt64 = 0
-        /// Sleeps cancelled before they were registered.
+        /// Sleeps cancelled before they were registered (each removed when its sleep ends).
         var cancelled: Set<UInt64> = []
     }
 
@@ -66,6 +66,8 @@ public final class ManualClock: WallClock {
             state.nextID += 1
             return state.nextID
         }
+        // A cancellation that came after an advance had ended the sleep leaves its mark behind: take it away.
+        defer { _ = self.state.withLock { $0.cancelled.remove(id) } }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let outcome: Result<Void, any Error>? = self.state.withLock { state in

@@ -7,8 +7,8 @@ import Synchronization
 /// Bounded: at capacity, expired entries go first, then everything (a rare full reset costs one
 /// verification per live token). An entry is trusted until the earlier of the token's `exp` and
 /// `ceiling` after it was verified; logout, reuse detection, code revocation, key revocation and account
-/// deletion drop the entries they concern at once (it follows the store's ``StoreChanges``). Dropping an entry drops every mention of its token, so
-/// a long run of sign-ins and logouts leaves nothing behind.
+/// deletion drop the entries they concern at once (it follows the store's ``StoreChanges``). Dropping an
+/// entry drops every mention of its token, so a long run of sign-ins and logouts leaves nothing behind.
 final class TokenVerificationCache: Sendable {
     private struct Entry {
         let token: VerifiedToken
