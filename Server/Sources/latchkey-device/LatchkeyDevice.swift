@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LatchkeyAPI
 import LatchkeyClient
 
 /// `latchkey-device`: one installed app, in a terminal, built only on the SDK.
@@ -15,6 +16,7 @@ struct LatchkeyDevice: AsyncParsableCommand {
             State (device UUID, device secret, tokens) lives in --state, like an app's Keychain between launches.
             Exit codes: 0 ok, 1 request refused, 2 usage, 3 signed out or unauthorized, 4 rate limited, 5 offline or server error.
             """,
+        version: LatchkeyVersion.current,
         subcommands: [
             Status.self, Register.self, Guest.self, Redeem.self, Apple.self, Signup.self, Login.self, Verify.self, Reset.self, Me.self, Refresh.self,
             Call.self, Storage.self, Assets.self, SignOut.self, Watch.self,

@@ -8,7 +8,7 @@ import Testing
         try await withServer(transport) { client, _ in
             let response = try await client.send(.get, "/api/v1/health")
             #expect(response.status == .ok)
-            #expect(try response.decode(HealthResponse.self) == HealthResponse(status: "ok", version: "0.1.0"))
+            #expect(try response.decode(HealthResponse.self) == HealthResponse(status: "ok", version: LatchkeyVersion.current))
             #expect(response.headers[.init("X-Request-ID")!] != nil)
         }
     }

@@ -4,7 +4,7 @@ import LatchkeyAPI
 /// `GET /api/v1/health` (liveness, touches nothing) and `GET /api/v1/health/ready` (the database answers).
 struct HealthRoutes {
     let database: any LatchkeyDatabase
-    static let version = "0.1.0"
+    static let version = LatchkeyVersion.current
 
     func add(to api: APIRoutes<LatchkeyRequestContext>) {
         api.add(
