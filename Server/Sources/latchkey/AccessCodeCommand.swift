@@ -39,16 +39,16 @@ struct AccessCodeCommand: AsyncParsableCommand {
 
         @OptionGroup var options: DatabaseOptions
 
+        @Flag(help: "Print JSON.") var json = false
+
         func run() async throws {
-            let codes = try await withServices(self.options) { services in
+            let (codes, now) = try await withServices(self.options) { services in
                 (try await services.accessCodes.list(), services.clock.now())
             }
-            print(["ID", "USER", "CREATED", "EXPIRES", "STATUS", "NOTE"].joined(separator: "\t"))
-            for code in codes.0 {
-                let status = code.status(at: codes.1)
-                print(
-                    [code.id, code.userID, code.createdAt.iso8601, code.expiresAt.iso8601, status, code.note ?? ""].joined(separator: "\t"))
+            let rows = codes.map { code in
+                [code.id, code.userID, code.createdAt.iso8601, code.expiresAt.iso8601, code.status(at: now), code.note ?? ""]
             }
+            try printRows(["ID", "USER", "CREATED", "EXPIRES", "STATUS", "NOTE"], rows, json: self.json)
         }
     }
 

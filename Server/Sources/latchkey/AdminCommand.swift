@@ -40,16 +40,14 @@ struct AdminCommand: AsyncParsableCommand {
 
         @OptionGroup var options: DatabaseOptions
 
+        @Flag(help: "Print JSON.") var json = false
+
         func run() async throws {
             let accounts = try await withServices(self.options) { services in try await services.admin.accounts() }
-            print(["EMAIL", "STATE", "CREATED", "LAST SIGN-IN"].joined(separator: "\t"))
-            for account in accounts {
-                print(
-                    [
-                        account.email, account.hasPassword ? "active" : "awaiting setup", account.createdAt.iso8601,
-                        account.lastLoginAt?.iso8601 ?? "-",
-                    ].joined(separator: "\t"))
+            let rows = accounts.map { account in
+                [account.email, account.hasPassword ? "active" : "awaiting setup", account.createdAt.iso8601, account.lastLoginAt?.iso8601 ?? "-"]
             }
+            try printRows(["EMAIL", "STATE", "CREATED", "LAST SIGN-IN"], rows, json: self.json)
         }
     }
 
@@ -68,8 +66,8 @@ struct AdminCommand: AsyncParsableCommand {
                 return removed
             }
             guard removed else {
-                FileHandle.standardError.write(Data("error: no admin account \(self.email)\n".utf8))
-                throw ExitCode.failure
+                printError("no admin account \(self.email)")
+                throw LatchkeyExit.notFound
             }
             print("removed admin \(self.email)")
         }

@@ -22,16 +22,16 @@ struct AuditCommand: AsyncParsableCommand {
         @Option(help: "At most this many events.")
         var limit = 100
 
+        @Flag(help: "Print JSON.") var json = false
+
         func run() async throws {
             guard self.limit > 0 else { throw ValidationError("--limit must be at least 1.") }
             let events = try await withServices(self.options) { services in
                 let since = try self.since.map { try Self.time($0, now: services.clock.now()) }
                 return try await services.audit.events(AuditQuery(since: since, action: self.action, limit: self.limit))
             }
-            print(["TIME", "ACTOR", "ACTION", "TARGET", "SOURCE", "DETAILS"].joined(separator: "\t"))
-            for event in events {
-                print([event.at.iso8601, event.actor, event.action, event.target, event.source, event.details ?? ""].joined(separator: "\t"))
-            }
+            let rows = events.map { [$0.at.iso8601, $0.actor, $0.action, $0.target, $0.source, $0.details ?? ""] }
+            try printRows(["TIME", "ACTOR", "ACTION", "TARGET", "SOURCE", "DETAILS"], rows, json: self.json)
         }
 
         /// An ISO 8601 time, or now less an age (`parseDuration`'s forms).

@@ -9,15 +9,27 @@ struct KeysCommand: AsyncParsableCommand {
 
     struct Rotate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Add a signing key that signs from now on. Older keys keep verifying and stay in the JWKS.")
+            abstract: "Publish a new signing key now; it signs after keys.publish-ahead (default 360 s). Older keys keep verifying.",
+            discussion: """
+                The new key is in the JWKS at once and signs only after keys.publish-ahead, so a backend holding a cached \
+                JWKS (max-age 300) never meets a kid it has not seen. --now signs with it at once (a leaked key: then \
+                revoke the old one with `keys revoke`); backends with a cached JWKS refuse the new tokens until their copy \
+                expires, up to 5 minutes.
+                """)
 
         @OptionGroup var options: DatabaseOptions
 
+        @Flag(help: "Sign with the new key at once instead of after keys.publish-ahead.")
+        var now = false
+
         func run() async throws {
-            let record = try await withAudit(self.options, AuditAction.keyRotate, { ("key \($0.kid)", nil) }) { services in
-                try await services.keyRing.rotate()
+            let record = try await withAudit(
+                self.options, AuditAction.keyRotate, { ("key \($0.kid)", "signs from \($0.activeFrom.iso8601)") }
+            ) { services in
+                try await services.keyRing.rotate(publishAhead: self.now ? 0 : nil)
             }
             print(record.kid)
+            FileHandle.standardError.write(Data("latchkey: key \(record.kid) is published now and signs from \(record.activeFrom.iso8601)\n".utf8))
         }
     }
 
@@ -26,13 +38,14 @@ struct KeysCommand: AsyncParsableCommand {
 
         @OptionGroup var options: DatabaseOptions
 
+        @Flag(help: "Print JSON.") var json = false
+
         func run() async throws {
-            let records = try await withServices(self.options) { services in try await services.keyRing.records() }
-            print(["KID", "ALGORITHM", "CREATED", "STATUS"].joined(separator: "\t"))
-            for record in records.reversed() {
-                let status = record.revokedAt.map { "revoked \($0.iso8601)" } ?? record.retiredAt.map { "retired \($0.iso8601)" } ?? "active"
-                print([record.kid, record.algorithm, record.createdAt.iso8601, status].joined(separator: "\t"))
+            let (records, now) = try await withServices(self.options) { services in (try await services.keyRing.records(), services.clock.now()) }
+            let rows = records.reversed().map { record in
+                [record.kid, record.algorithm, record.createdAt.iso8601, record.status(at: now)]
             }
+            try printRows(["KID", "ALGORITHM", "CREATED", "STATUS"], rows, json: self.json)
         }
     }
 
@@ -50,15 +63,18 @@ struct KeysCommand: AsyncParsableCommand {
         @Argument(help: "The key's kid, as `keys list` shows.")
         var kid: String
 
+        @OptionGroup var confirmation: Confirmation
+
         func run() async throws {
+            try self.confirmation.confirm("revoke signing key \(self.kid) (every token it signed stops working)")
             let revoked = try await withServices(self.options) { services in
                 let revoked = try await services.revokeSigningKey(kid: self.kid)
                 if revoked { try await services.audit.record(.commandLine(), AuditAction.keyRevoke, target: "key \(self.kid)") }
                 return revoked
             }
             guard revoked else {
-                FileHandle.standardError.write(Data("error: no signing key with kid \(self.kid)\n".utf8))
-                throw ExitCode.failure
+                printError("no signing key with kid \(self.kid)")
+                throw LatchkeyExit.notFound
             }
             print("revoked signing key \(self.kid)")
         }

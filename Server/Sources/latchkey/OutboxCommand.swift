@@ -19,18 +19,19 @@ struct OutboxCommand: AsyncParsableCommand {
         @Flag(help: "Only mails not sent yet (pending or failed).")
         var pending = false
 
+        @Flag(help: "Print JSON.") var json = false
+
         func run() async throws {
             let mails = try await withServices(self.options) { services in
                 try await services.store.outbox(limit: self.limit, pendingOnly: self.pending)
             }
-            print(["ID", "RECIPIENT", "PURPOSE", "STATE", "ATTEMPTS", "CREATED", "NEXT ATTEMPT", "LAST ERROR"].joined(separator: "\t"))
-            for mail in mails {
-                print(
-                    [
-                        String(mail.id), mail.recipient, mail.purpose, mail.state, String(mail.attempts), mail.createdAt.iso8601,
-                        mail.state == "pending" ? mail.nextAttemptAt.iso8601 : "-", mail.lastError ?? "-",
-                    ].joined(separator: "\t"))
+            let rows = mails.map { mail in
+                [
+                    String(mail.id), mail.recipient, mail.purpose, mail.state, String(mail.attempts), mail.createdAt.iso8601,
+                    mail.state == "pending" ? mail.nextAttemptAt.iso8601 : "-", mail.lastError ?? "-",
+                ]
             }
+            try printRows(["ID", "RECIPIENT", "PURPOSE", "STATE", "ATTEMPTS", "CREATED", "NEXT ATTEMPT", "LAST ERROR"], rows, json: self.json)
         }
     }
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import Configuration
 import Foundation
 import Hummingbird
+import LatchkeyAPI
 import LatchkeyServer
 import Logging
 
@@ -29,9 +30,10 @@ struct Serve: AsyncParsableCommand {
         logger.info(
             "starting latchkey",
             metadata: [
-                "address": "\(configuration.host):\(configuration.port)", "database": "\(configuration.databaseDescription)",
-                "issuer": "\(configuration.issuer)",
-            ])
+                "version": "\(LatchkeyVersion.current)", "address": "\(configuration.host):\(configuration.port)",
+                "database": "\(configuration.databaseDescription)", "issuer": "\(configuration.issuer)",
+            ].merging(configuration.features) { first, _ in first })
+        for warning in configuration.startupWarnings { logger.warning("\(warning)") }
         // One ServiceGroup: the HTTP server beside the database's service, key reloads, the revocation feed and pruning.
         // SIGTERM/SIGINT: stop accepting, let in-flight requests finish, then the background services end.
         try await buildApplication(services: services, logger: logger).runService()
@@ -45,6 +47,6 @@ struct Migrate: AsyncParsableCommand {
     @OptionGroup var options: DatabaseOptions
 
     func run() async throws {
-        try await withServices(self.options) { _ in print("database is up to date") }
+        try await withServices(self.options, creating: true) { _ in print("database is up to date") }
     }
 }

@@ -22,12 +22,13 @@ struct UsersCommand: AsyncParsableCommand {
         @Option(help: "Skip this many users.")
         var offset = 0
 
+        @Flag(help: "Print JSON.") var json = false
+
         func run() async throws {
             let users = try await withServices(self.options) { services in
                 try await services.users.users(limit: self.limit, offset: self.offset)
             }
-            print(["ID", "KIND", "CREATED"].joined(separator: "\t"))
-            for user in users { print([user.id, user.kind.rawValue, user.createdAt.iso8601].joined(separator: "\t")) }
+            try printRows(["ID", "KIND", "CREATED"], users.map { [$0.id, $0.kind.rawValue, $0.createdAt.iso8601] }, json: self.json)
         }
     }
 
@@ -39,15 +40,24 @@ struct UsersCommand: AsyncParsableCommand {
         @Argument(help: "The user's UUID.")
         var id: String
 
+        @Flag(help: "Print JSON.") var json = false
+
         func run() async throws {
             let id = try canonical(self.id)
             let (user, devices, budget, account) = try await withServices(self.options) { services in
-                (
-                    try await services.users.user(id: id), try await services.users.devices(ofUser: id),
-                    try await services.budgets.budget(ofUser: id), try await services.accounts.account(userID: id)
+                guard let user = try await services.users.user(id: id) else { throw ServiceError.notFound("No user with ID \(id).") }
+                return (
+                    user, try await services.users.devices(ofUser: id), try await services.budgets.budget(ofUser: id),
+                    try await services.accounts.account(userID: id)
                 )
             }
-            guard let user else { throw ValidationError("No user with ID \(id).") }
+            if self.json {
+                return try printJSON(
+                    UserShown(
+                        id: user.id, kind: user.kind.rawValue, createdAt: user.createdAt, email: account?.email, emailVerifiedAt: account?.verifiedAt,
+                        budget: budget,
+                        devices: devices.map { .init(id: $0.id, createdAt: $0.createdAt) }))
+            }
             print("id: \(user.id)\nkind: \(user.kind.rawValue)\ncreated: \(user.createdAt.iso8601)")
             if let account {
                 print("email: \(account.email) (\(account.verifiedAt.map { "verified \($0.iso8601)" } ?? "not verified"))")
@@ -70,8 +80,11 @@ struct UsersCommand: AsyncParsableCommand {
         @Argument(help: "The user's UUID.")
         var id: String
 
+        @OptionGroup var confirmation: Confirmation
+
         func run() async throws {
             let id = try canonical(self.id)
+            try self.confirmation.confirm("delete user \(id) with their devices, sessions and access codes")
             let (deleted, apple) = try await withAudit(
                 self.options, AuditAction.userDelete,
                 { ("user \(id)", "\($0.0.sessionIDs.count) sessions, \($0.0.accessCodeIDs.count) access codes, \($0.1) Apple tokens revoked") }
@@ -80,6 +93,30 @@ struct UsersCommand: AsyncParsableCommand {
                 "deleted user \(deleted.userID) (\(deleted.sessionIDs.count) sessions, \(deleted.accessCodeIDs.count) access codes"
                     + (apple > 0 ? ", \(apple) Apple tokens revoked)" : ")"))
         }
+    }
+}
+
+/// `users show --json`.
+struct UserShown: Encodable {
+    struct Device: Encodable {
+        var id: String
+        var createdAt: Date
+        enum CodingKeys: String, CodingKey {
+            case id
+            case createdAt = "created_at"
+        }
+    }
+    var id: String
+    var kind: String
+    var createdAt: Date
+    var email: String?
+    var emailVerifiedAt: Date?
+    var budget: UserProfile.Budget
+    var devices: [Device]
+    enum CodingKeys: String, CodingKey {
+        case id, kind, email, budget, devices
+        case createdAt = "created_at"
+        case emailVerifiedAt = "email_verified_at"
     }
 }
 
@@ -95,6 +132,8 @@ extension UsersCommand {
         @Option(help: "The new limit for the rolling period, in the app's units.")
         var set: Double?
 
+        @Flag(help: "Print JSON.") var json = false
+
         func run() async throws {
             let id = try canonical(self.id)
             if let limit = self.set, !(limit >= 0 && limit.isFinite) { throw ValidationError("--set must be a number ≥ 0.") }
@@ -109,6 +148,7 @@ extension UsersCommand {
                         return try await services.budgets.budget(ofUser: id)
                     }
                 }
+            if self.json { return try printJSON(budget) }
             print("limit: \(budget.limit)\nused: \(budget.used)\nremaining: \(budget.remaining)\nperiod: \(budget.period)")
         }
     }

@@ -329,7 +329,7 @@ struct AppleSignInTests {
             let token = try await Peer.appleToken(claims: server.appleClaims(rawNonce: nonce, subject: subject))
             let pair = try await Self.signIn(client, token: token, rawNonce: nonce, code: code).decode(TokenPairResponse.self)
             let run = try await LatchkeyCLI.run(
-                ["users", "delete", pair.userID, "--database", server.databasePath], masterKey: TestServer.masterKey,
+                ["users", "delete", pair.userID, "--yes", "--database", server.databasePath], masterKey: TestServer.masterKey,
                 workingDirectory: server.directory,
                 environment: [
                     "LATCHKEY_APPLE_CLIENT_IDS": Peer.appClientID, "LATCHKEY_APPLE_REVOKE_URL": "\(base)/auth/revoke",

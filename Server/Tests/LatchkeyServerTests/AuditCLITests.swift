@@ -33,7 +33,7 @@ struct AuditCLITests {
             let rotate = try await Self.cli(server, "keys", "rotate")
             #expect(rotate.exitCode == 0, "\(rotate)")
             let kid = rotate.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-            #expect(try await Self.cli(server, "users", "delete", user).exitCode == 0)
+            #expect(try await Self.cli(server, "users", "delete", user, "--yes").exitCode == 0)
 
             let list = try await Self.cli(server, "audit", "list")
             #expect(list.exitCode == 0, "\(list)")

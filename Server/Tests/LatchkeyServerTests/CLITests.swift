@@ -93,7 +93,7 @@ struct CLITests {
             let run = try await LatchkeyCLI.run(
                 ["access-code", "issue", "--user-id", device.userID, "--expires-in=\(duration)", "--database", server.databasePath],
                 masterKey: TestServer.masterKey, workingDirectory: server.directory)
-            #expect(run.exitCode == 64, "\(run)")  // a usage error (EX_USAGE), not a crash
+            #expect(run.exitCode == 2, "\(run)")  // a usage error, not a crash
             #expect(run.stdout.isEmpty)
             #expect(run.stderr.contains("'\(duration)' is"), "\(run.stderr)")
             #expect(try await server.services.accessCodes.list().isEmpty)
@@ -107,7 +107,7 @@ struct CLITests {
             let run = try await LatchkeyCLI.run(
                 command + ["--database", "postgres://latchkey:hunter2-secret@127.0.0.1:1/latchkey"], masterKey: TestServer.masterKey,
                 workingDirectory: directory)
-            #expect(run.exitCode == 64, "\(run)")
+            #expect(run.exitCode == 2, "\(run)")
             #expect(run.stderr.contains("LATCHKEY_DATABASE"), "\(run.stderr)")
             #expect(!run.stderr.contains("hunter2") && !run.stdout.contains("hunter2"))
         }
@@ -201,7 +201,7 @@ struct CLITests {
         try await self.withLiveServer { _, server in
             let before = try await server.services.keyRing.records()
             #expect(before.count == 1)
-            let rotate = try await server.cli("keys", "rotate")
+            let rotate = try await server.cli("keys", "rotate", "--now")
             #expect(rotate.exitCode == 0, "\(rotate)")
             #expect(rotate.stdoutLines.count == 1)
             let kid = try #require(rotate.stdoutLines.first)
@@ -221,7 +221,7 @@ struct CLITests {
         try await self.withLiveServer { client, server in
             let device = try await client.registerDevice()
             let oldKID = try Forge.header(of: device.accessToken).kid
-            let rotate = try await server.cli("keys", "rotate")
+            let rotate = try await server.cli("keys", "rotate", "--now")
             #expect(rotate.exitCode == 0, "\(rotate)")
             let newKID = try #require(rotate.stdoutLines.first)
             let code = try await self.issueCode(on: server, for: device.userID)
@@ -237,7 +237,7 @@ struct CLITests {
     @Test func tokensSignedBeforeARotationStillVerifyAfterTheServerReloads() async throws {
         try await self.withLiveServer { client, server in
             let device = try await client.registerDevice()
-            #expect(try await server.cli("keys", "rotate").exitCode == 0)
+            #expect(try await server.cli("keys", "rotate", "--now").exitCode == 0)
             let code = try await self.issueCode(on: server, for: device.userID)
             server.clock.advance(by: 6)
             try await expectAccepted(code, by: client)
@@ -248,7 +248,7 @@ struct CLITests {
     @Test func theRunningServerSignsWithTheRotatedKeyOnceItReloads() async throws {
         try await self.withLiveServer { client, server in
             let device = try await client.registerDevice()
-            let newKID = try #require(try await server.cli("keys", "rotate").stdoutLines.first)
+            let newKID = try #require(try await server.cli("keys", "rotate", "--now").stdoutLines.first)
             let code = try await self.issueCode(on: server, for: device.userID)
             server.clock.advance(by: 6)
             try await expectAccepted(code, by: client)
@@ -295,7 +295,7 @@ struct CLITests {
     @Test func usersDeleteSucceedsAndTheUserIsGone() async throws {
         try await self.withLiveServer { client, server in
             let device = try await client.registerDevice()
-            let delete = try await server.cli("users", "delete", device.userID)
+            let delete = try await server.cli("users", "delete", device.userID, "--yes")
             #expect(delete.exitCode == 0, "\(delete)")
             let show = try await server.cli("users", "show", device.userID)
             #expect(show.exitCode != 0, "\(show)")
@@ -312,7 +312,7 @@ struct CLITests {
         try await self.withLiveServer { client, server in
             let device = try await client.registerDevice()
             try await expectAccepted(device.accessToken, by: client)
-            #expect(try await server.cli("users", "delete", device.userID).exitCode == 0)
+            #expect(try await server.cli("users", "delete", device.userID, "--yes").exitCode == 0)
             // On PostgreSQL the CLI's NOTIFY may have made the server read the feed already; reading it again
             // is harmless. (The token stays cached for up to 60 s otherwise, so this fails if the feed is not read.)
             _ = try await server.services.revocations.poll()
@@ -323,7 +323,7 @@ struct CLITests {
     @Test func aDeletedUsersAccessTokenNeverUsedBeforeIsRefused() async throws {
         try await self.withLiveServer { client, server in
             let device = try await client.registerDevice()
-            #expect(try await server.cli("users", "delete", device.userID).exitCode == 0)
+            #expect(try await server.cli("users", "delete", device.userID, "--yes").exitCode == 0)
             try await expectRefused(device.accessToken, by: client)
         }
     }
@@ -331,7 +331,7 @@ struct CLITests {
     @Test func aDeletedUsersRefreshTokenIsRefused() async throws {
         try await self.withLiveServer { client, server in
             let device = try await client.registerDevice()
-            #expect(try await server.cli("users", "delete", device.userID).exitCode == 0)
+            #expect(try await server.cli("users", "delete", device.userID, "--yes").exitCode == 0)
             let response = try await client.refresh(device.refreshToken)
             expectUnauthorized(response, code: .invalidGrant)
         }
@@ -342,7 +342,7 @@ struct CLITests {
             let device = try await client.registerDevice()
             let code = try await self.issueCode(on: server, for: device.userID)
             try await expectAccepted(code, by: client)
-            #expect(try await server.cli("users", "delete", device.userID).exitCode == 0)
+            #expect(try await server.cli("users", "delete", device.userID, "--yes").exitCode == 0)
             try await expectRefused(code, by: client)
         }
     }

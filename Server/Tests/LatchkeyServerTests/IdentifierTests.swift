@@ -43,7 +43,7 @@ import Testing
         let server = try await TestServer.make()
         try await server.test(.live) { client in
             let device = try await client.registerDevice()
-            #expect(try await server.cli("users", "delete", device.userID).exitCode == 0)
+            #expect(try await server.cli("users", "delete", device.userID, "--yes").exitCode == 0)
             #expect(try await client.send(.post, "/api/v1/users/register", body: RegisterUserRequest(userID: device.userID)).status == .conflict)
             let run = try await server.cli("users", "free-id", device.userID)
             #expect(run.exitCode == 0, "\(run)")

@@ -71,7 +71,7 @@ import Testing
         try await withServer(transport) { client, server in
             let before = try await client.jwks().keys
             server.clock.advance(by: 1)
-            let rotated = try await server.services.keyRing.rotate()
+            let rotated = try await server.services.keyRing.rotate(publishAhead: 0)
             let after = try await client.jwks().keys
             #expect(after.count == 2)
             #expect(after.map(\.kid) == [rotated.kid] + before.map(\.kid))
@@ -83,7 +83,7 @@ import Testing
     @Test func theSigningKeyIsListedFirstEvenWhenKeysAreCreatedInTheSameInstant() async throws {
         try await withServer(.router) { client, server in
             for _ in 0..<5 {
-                let rotated = try await server.services.keyRing.rotate()
+                let rotated = try await server.services.keyRing.rotate(publishAhead: 0)
                 let signingKID = try Forge.header(of: try await client.registerDevice().accessToken).kid
                 #expect(signingKID == rotated.kid)
                 #expect(try await client.jwks().keys.first?.kid == signingKID)
@@ -97,7 +97,7 @@ import Testing
         try await withServer(transport, configure: { $0.verificationCacheCapacity = 0 }) { client, server in
             let device = try await client.registerDevice()
             let oldKID = try Forge.header(of: device.accessToken).kid
-            try await server.services.keyRing.rotate()
+            try await server.services.keyRing.rotate(publishAhead: 0)
             let response = try await client.validate(device.accessToken)
             #expect(response.status == .ok)
             #expect(try response.decode(ValidateTokenResponse.self).sub == device.userID)
@@ -110,7 +110,7 @@ import Testing
     func aTokenIssuedAfterRotationCarriesTheNewKid(transport: Transport) async throws {
         try await withServer(transport) { client, server in
             let before = try await client.registerDevice()
-            let rotated = try await server.services.keyRing.rotate()
+            let rotated = try await server.services.keyRing.rotate(publishAhead: 0)
             let after = try await client.registerDevice()
             let kid = try Forge.header(of: after.accessToken).kid
             #expect(kid == rotated.kid)
@@ -122,7 +122,7 @@ import Testing
     @Test func aRefreshAfterRotationSignsWithTheNewKey() async throws {
         try await withServer(.router) { client, server in
             let device = try await client.registerDevice()
-            let rotated = try await server.services.keyRing.rotate()
+            let rotated = try await server.services.keyRing.rotate(publishAhead: 0)
             let refreshed = try await client.refresh(device.refreshToken).decode(TokenPairResponse.self)
             #expect(try Forge.header(of: refreshed.accessToken).kid == rotated.kid)
         }
@@ -131,9 +131,49 @@ import Testing
     @Test func aTokenSignedByTheRetiredKeyStillGetsCheckedForForgery() async throws {
         try await withServer(.router, configure: { $0.verificationCacheCapacity = 0 }) { client, server in
             let device = try await client.registerDevice()
-            try await server.services.keyRing.rotate()
+            try await server.services.keyRing.rotate(publishAhead: 0)
             try await expectRefused(try Forge.flippingSignatureBit(device.accessToken), by: client)
             try await expectAccepted(device.accessToken, by: client)
+        }
+    }
+}
+
+/// Issue 29: a rotated key is published before it signs, so a verifier with a cached JWKS never meets an unknown kid.
+@Suite struct KeyPrePublicationTests {
+    @Test func aRotatedKeyIsPublishedAtOnceAndSignsOnlyAfterPublishAhead() async throws {
+        try await withServer(.live, configure: { $0.keyPublishAhead = 360 }) { client, server in
+            let oldKID = try #require(try await client.jwks().keys.first?.kid)
+            let rotated = try await server.services.keyRing.rotate()
+            // Right after the rotation: the JWKS holds both keys, and tokens still carry the old kid.
+            #expect(Set(try await client.jwks().keys.map(\.kid)) == [oldKID, rotated.kid])
+            #expect(try Forge.header(of: try await client.registerDevice().accessToken).kid == oldKID)
+            server.clock.advance(by: 359)
+            #expect(try Forge.header(of: try await client.registerDevice().accessToken).kid == oldKID)
+            #expect(Set(try await client.jwks().keys.map(\.kid)) == [oldKID, rotated.kid])
+            // After publish-ahead the new key signs, without a reload; the old key stays published (keys.retention).
+            server.clock.advance(by: 1)
+            let after = try await client.registerDevice()
+            #expect(try Forge.header(of: after.accessToken).kid == rotated.kid)
+            try await expectAccepted(after.accessToken, by: client)
+            #expect(Set(try await client.jwks().keys.map(\.kid)) == [oldKID, rotated.kid])
+        }
+    }
+
+    @Test func revokingTheSigningKeyWhileARotationWaitsMakesThePublishedKeySignAtOnce() async throws {
+        try await withServer(.router, configure: { $0.keyPublishAhead = 360 }) { client, server in
+            let oldKID = try #require(try await client.jwks().keys.first?.kid)
+            let rotated = try await server.services.keyRing.rotate()
+            #expect(try await server.services.revokeSigningKey(kid: oldKID))
+            #expect(try await client.jwks().keys.map(\.kid) == [rotated.kid])
+            #expect(try Forge.header(of: try await client.registerDevice().accessToken).kid == rotated.kid)
+            #expect(try await server.services.keyRing.records().count == 2)  // no third key was made
+        }
+    }
+
+    @Test func rotateNowSignsAtOnce() async throws {
+        try await withServer(.router, configure: { $0.keyPublishAhead = 360 }) { client, server in
+            let rotated = try await server.services.keyRing.rotate(publishAhead: 0)
+            #expect(try Forge.header(of: try await client.registerDevice().accessToken).kid == rotated.kid)
         }
     }
 }

@@ -97,7 +97,7 @@ struct MultiProcessTests {
             let (a, b) = (servers[0], servers[1])
             let before = try await a.registerDevice()
             let rotate = try await LatchkeyCLI.run(
-                ["keys", "rotate", "--database", database], masterKey: Self.masterKey, workingDirectory: a.directory)
+                ["keys", "rotate", "--now", "--database", database], masterKey: Self.masterKey, workingDirectory: a.directory)
             #expect(rotate.exitCode == 0, "\(rotate)")
             let kid = rotate.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             #expect(try Forge.header(of: before.accessToken).kid != kid)

@@ -147,7 +147,7 @@ extension ServeCommandTests {
         let run = try await LatchkeyCLI.run(
             ["serve", "--port", String(try Self.freePort()), "--database", directory.appendingPathComponent("db.sqlite").path],
             masterKey: Data(repeating: 3, count: 32).base64EncodedString(), workingDirectory: directory, environment: [variable: "0"])
-        #expect(run.exitCode != 0)
-        #expect(run.stderr.contains("\(key) must be a number of seconds above 0"), "\(run)")
+        #expect(run.exitCode == 78)
+        #expect(run.stderr.contains("error: \(key) = 0 (environment \(variable)): must be a number of seconds above 0"), "\(run)")
     }
 }

@@ -364,10 +364,11 @@ package struct AdminRoutes: Sendable {
     }
 
     private func keys(_ session: AdminSession, flash: Flash?) async throws -> Response {
+        let now = self.console.now()
         let keys = try await self.console.signingKeys().sorted { $0.createdAt > $1.createdAt }.map { record in
             [
                 "kid": record.kid, "algorithm": record.algorithm, "created": Self.format(record.createdAt),
-                "status": record.revokedAt != nil ? "revoked" : record.retiredAt != nil ? "retired" : "active (signing)",
+                "status": record.signs(at: now) ? "active (signing)" : record.status(at: now),
             ]
         }
         return self.render("keys", title: "Signing keys", session: session, nav: "keys", ["keys": keys], flash: flash)

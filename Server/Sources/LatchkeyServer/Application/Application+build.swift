@@ -19,6 +19,8 @@ package func buildAPI(services: LatchkeyServices) -> (router: Router<LatchkeyReq
     let configuration = services.configuration
     let router = Router(context: LatchkeyRequestContext.self)
     router.add(middleware: RequestLogMiddleware(metrics: services.metrics))
+    // Outside the error middleware and the limits: a refusal (401, 413, 429…) is readable by an allowed browser origin too.
+    if !configuration.corsAllowedOrigins.isEmpty { router.add(middleware: CORSMiddleware(allowedOrigins: Set(configuration.corsAllowedOrigins))) }
     router.add(middleware: ErrorMiddleware())
     router.add(middleware: RequestLimitsMiddleware(maxBodySize: configuration.maxBodySize))
     let api = APIRoutes(router: router)

@@ -14,7 +14,9 @@ extension LatchkeyServices {
             database: database,
             profiles: ProfileCache(ttl: configuration.profileCacheTTL, capacity: configuration.profileCacheCapacity, clock: clock))
         let masterKey = try Self.masterKey(configuration)
-        let keyRing = SigningKeyRing(store: store, masterKey: masterKey, clock: clock, retention: configuration.keyRetention, logger: logger)
+        let keyRing = SigningKeyRing(
+            store: store, masterKey: masterKey, clock: clock, retention: configuration.keyRetention,
+            publishAhead: configuration.keyPublishAhead, logger: logger)
         let metrics = LatchkeyMetrics()
         let cache = TokenVerificationCache(capacity: configuration.verificationCacheCapacity, ceiling: configuration.verificationCacheCeiling)
         // First of the change feed's subscribers: whoever hears a change after it and verifies a token misses the ended ones.

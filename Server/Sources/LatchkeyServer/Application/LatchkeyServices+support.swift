@@ -33,7 +33,8 @@ extension LatchkeyServices {
         return try MasterKey.loadOrCreate(filePath: MasterKey.defaultFilePath(forDatabase: configuration.database))
     }
 
-    static func validate(_ configuration: LatchkeyConfiguration) throws {
+    /// Checks settings that parse but do not make sense together (`latchkey config check`, and every start).
+    public static func validate(_ configuration: LatchkeyConfiguration) throws {
         if let problem = configuration.invalidProviders.first ?? configuration.invalidSettings.first {
             throw ConfigurationError(description: problem)
         }
@@ -52,6 +53,15 @@ extension LatchkeyServices {
         ]
         for (key, seconds) in intervals where !(seconds > 0 && seconds.isFinite) {
             throw ConfigurationError(description: "\(key) must be a number of seconds above 0")
+        }
+        for origin in configuration.corsAllowedOrigins {
+            guard let url = URLComponents(string: origin), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host?.isEmpty == false,
+                url.path.isEmpty, url.query == nil, url.fragment == nil, origin != "*"
+            else {
+                throw ConfigurationError(
+                    description:
+                        "http.cors.allowed-origins: \"\(origin)\" is not an origin: write scheme://host[:port], such as https://app.example.com")
+            }
         }
         if configuration.maxConnections < 1 { throw ConfigurationError(description: "http.max-connections must be 1 or more") }
         if !(configuration.profileCacheTTL >= 0 && configuration.profileCacheTTL <= 60) {

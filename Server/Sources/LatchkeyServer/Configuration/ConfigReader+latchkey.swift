@@ -3,25 +3,48 @@ import Foundation
 import SystemPackage
 
 extension LatchkeyConfiguration {
+    /// Variables whose values are secrets: never shown by `latchkey config show` or in a message.
+    static let secretVariables: Set<String> = [
+        "LATCHKEY_MASTER_KEY", "LATCHKEY_APPLE_PRIVATE_KEY", "LATCHKEY_USAGE_SERVICE_KEY", "LATCHKEY_METRICS_TOKEN", "LATCHKEY_DATABASE",
+        "LATCHKEY_STORAGE_SECRET_ACCESS_KEY", "LATCHKEY_SMTP_PASSWORD",
+    ]
+
     /// Reads the configuration the way `latchkey` does: `overrides` (command-line options) first, then
     /// `LATCHKEY_*` environment variables, then the JSON file at `configFile` (or `LATCHKEY_CONFIG`), then defaults.
-    public static func load(overrides: [String: ConfigContent], configFile: String?) async throws -> LatchkeyConfiguration {
+    ///
+    /// Every setting is checked as it is read: a value of the wrong type, a value out of range, a key in the file or a
+    /// `LATCHKEY_*` variable that is no setting, or a file that is not JSON throws a ``LatchkeyConfigurationError`` that
+    /// lists each problem with its key, where it came from and what is allowed. ``settings`` holds what was read, with
+    /// each value's source.
+    public static func load(
+        overrides: [String: ConfigContent], configFile: String?, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) async throws -> LatchkeyConfiguration {
         var values: [AbsoluteConfigKey: ConfigValue] = [:]
         for (key, value) in overrides {
             values[AbsoluteConfigKey(key.split(separator: ".").map(String.init))] = ConfigValue(value, isSecret: false)
         }
         var providers: [any ConfigProvider] = [
-            InMemoryProvider(values: values),
-            EnvironmentVariablesProvider(
-                secretsSpecifier: .specific([
-                    "LATCHKEY_MASTER_KEY", "LATCHKEY_APPLE_PRIVATE_KEY", "LATCHKEY_USAGE_SERVICE_KEY", "LATCHKEY_METRICS_TOKEN", "LATCHKEY_DATABASE",
-                    "LATCHKEY_STORAGE_SECRET_ACCESS_KEY", "LATCHKEY_SMTP_PASSWORD",
-                ])
-            ).prefixKeys(with: ["latchkey"]),
+            InMemoryProvider(name: "flags", values: values),
+            EnvironmentVariablesProvider(environmentVariables: environment, secretsSpecifier: .specific(Self.secretVariables))
+                .prefixKeys(with: ["latchkey"]),
         ]
-        if let path = configFile ?? ProcessInfo.processInfo.environment["LATCHKEY_CONFIG"] {
-            providers.append(try await FileProvider<JSONSnapshot>(filePath: FilePath(path)))
+        var kinds: [SettingProviderKind] = [.flags, .environment]
+        var file: (path: String, values: [String: Any])?
+        if let path = configFile ?? environment["LATCHKEY_CONFIG"] {
+            let fileValues = try SettingsCheck.readFile(path)
+            do {
+                providers.append(try await FileProvider<JSONSnapshot>(filePath: FilePath(path)))
+            } catch {
+                throw LatchkeyConfigurationError(description: "\(path): \(error)")
+            }
+            kinds.append(.file(path))
+            file = (path, fileValues)
         }
-        return LatchkeyConfiguration(reader: ConfigReader(providers: providers))
+        let recorder = SettingsRecorder(providers: kinds)
+        var configuration = LatchkeyConfiguration(reader: ConfigReader(providers: providers, accessReporter: recorder))
+        configuration.settings = recorder.all
+        let problems = SettingsCheck.problems(readings: configuration.settings, file: file, environment: environment)
+        if !problems.isEmpty { throw LatchkeyConfigurationError(problems: problems) }
+        return configuration
     }
 }

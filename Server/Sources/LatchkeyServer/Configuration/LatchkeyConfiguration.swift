@@ -34,6 +34,8 @@ import Logging
 /// - `http.header-timeout` (seconds from a request head's first byte to its end, default 10), `http.max-connections`
 ///   (open connections of each listener — the API's, `admin.port`'s, `metrics.port`'s — counted apart, default 10000;
 ///   more are closed at once, and a log line says so)
+/// - `http.cors.allowed-origins` (exact origins such as `https://app.example.com`, none by default): browsers on these
+///   origins may call the API (CORS, never with credentials); the console never answers cross-origin
 /// - `metrics.port` (serve `GET /metrics` on this port of `host` instead of the API's port), `metrics.token`
 ///   (`LATCHKEY_METRICS_TOKEN`, secret: `GET /metrics` then needs `Authorization: Bearer <token>`); with neither,
 ///   `GET /metrics` is not served (404) and the start says so
@@ -45,7 +47,8 @@ import Logging
 ///   looking at the database again, default 60)
 /// - `cache.profile-ttl` (seconds, default 2; 0 turns it off), `cache.profile-capacity` (profiles, default 10000): how
 ///   long `users/me` may answer from a profile read before; this process's own writes drop it at once
-/// - `keys.reload-interval` (seconds, default 30), `keys.retention` (seconds a retired key stays published, default 7776000)
+/// - `keys.reload-interval` (seconds, default 30), `keys.retention` (seconds a retired key stays published, default 7776000),
+///   `keys.publish-ahead` (seconds a rotated key is published before it signs, default 360: the JWKS's max-age and a minute)
 /// - `revocations.poll-interval` (seconds, default 1): how often a server reads revocations made by other processes
 ///   (on PostgreSQL it also reads them when notified, at once)
 /// - `apple.*`: Sign in with Apple; see ``AppleConfiguration``
@@ -92,6 +95,8 @@ public struct LatchkeyConfiguration: Sendable {
     /// Open connections each listener (the API's, `admin.port`'s, `metrics.port`'s) keeps, counted apart; one more is
     /// closed at once.
     public var maxConnections: Int = 10_000
+    /// Browser origins (`https://app.example.com`, exact) the API answers cross-origin requests from; none by default.
+    public var corsAllowedOrigins: [String] = []
     /// A port of its own for `GET /metrics` (then not served on the API's port).
     public var metricsPort: Int?
     /// When set, `GET /metrics` needs `Authorization: Bearer <token>`; without it or ``metricsPort`` it is not served.
@@ -112,6 +117,9 @@ public struct LatchkeyConfiguration: Sendable {
     public var profileCacheCapacity: Int = 10_000
     public var keyReloadInterval: TimeInterval = 30
     public var keyRetention: TimeInterval = 90 * 86_400
+    /// Seconds a rotated key is published in the JWKS before it signs: the JWKS's `max-age` (300) and a minute, so no
+    /// verifier with a cached JWKS meets an unknown `kid`.
+    public var keyPublishAhead: TimeInterval = 360
     public var revocationPollInterval: TimeInterval = 1
     public var logLevel: Logger.Level = .info
     /// Sign in with Apple.
@@ -131,6 +139,9 @@ public struct LatchkeyConfiguration: Sendable {
     public var admin = AdminConfiguration()
     /// What was wrong with `providers.*`; ``LatchkeyServices`` refuses to start with any.
     public var invalidProviders: [String] = []
+    /// Every setting read by ``load(overrides:configFile:environment:)``, by key, with its value and source (empty for a
+    /// configuration built in code).
+    public var settings: [String: SettingReading] = [:]
 
     /// The defaults.
     public init() {}
@@ -170,6 +181,7 @@ public struct LatchkeyConfiguration: Sendable {
         self.idleTimeout = reader.double(forKey: "http.idle-timeout", default: defaults.idleTimeout)
         self.headerTimeout = reader.double(forKey: "http.header-timeout", default: defaults.headerTimeout)
         self.maxConnections = reader.int(forKey: "http.max-connections", default: defaults.maxConnections)
+        self.corsAllowedOrigins = reader.stringArray(forKey: "http.cors.allowed-origins", default: [])
         self.metricsPort = reader.int(forKey: "metrics.port")
         self.metricsToken = reader.string(forKey: "metrics.token", isSecret: true)
         self.pruneInterval = reader.double(forKey: "prune.interval", default: defaults.pruneInterval)
@@ -181,6 +193,7 @@ public struct LatchkeyConfiguration: Sendable {
         self.profileCacheCapacity = reader.int(forKey: "cache.profile-capacity", default: defaults.profileCacheCapacity)
         self.keyReloadInterval = reader.double(forKey: "keys.reload-interval", default: defaults.keyReloadInterval)
         self.keyRetention = reader.double(forKey: "keys.retention", default: defaults.keyRetention)
+        self.keyPublishAhead = reader.double(forKey: "keys.publish-ahead", default: defaults.keyPublishAhead)
         self.revocationPollInterval = reader.double(forKey: "revocations.poll-interval", default: defaults.revocationPollInterval)
         self.apple = AppleConfiguration(reader: reader.scoped(to: "apple"))
         self.storage = StorageConfiguration(reader: reader.scoped(to: "storage"))

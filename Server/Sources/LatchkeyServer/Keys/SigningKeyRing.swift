@@ -6,13 +6,17 @@ import Synchronization
 
 /// The ES256 keys this server signs and verifies with, loaded from the database.
 ///
-/// The newest unretired key signs. Retired keys keep verifying, and stay in the JWKS, for
-/// `keys.retention` after retirement. Every process on one database loads the same keys; each
-/// reloads them every `keys.reload-interval` and when a token names a `kid` it does not know.
+/// A rotated key is published in the JWKS at once and signs only from its `signs_from` time (`keys.publish-ahead`
+/// later), so a verifier holding a cached JWKS never meets a `kid` it has not seen. Retired keys keep verifying, and
+/// stay in the JWKS, for `keys.retention` after retirement. Every process on one database loads the same keys; each
+/// reloads them every `keys.reload-interval` and when a token names a `kid` it does not know, and a key published ahead
+/// takes over signing at its time without waiting for a reload.
 package final class SigningKeyRing: Sendable {
     struct Snapshot: Sendable {
         let collection: JWTKeyCollection
         let activeKID: String
+        /// A key published ahead and the time it starts signing.
+        let next: (kid: String, from: Date)?
         let jwks: JSONWebKeySet
         /// The kids that verify: the published ones.
         let kids: Set<String>
@@ -22,15 +26,21 @@ package final class SigningKeyRing: Sendable {
     private let masterKey: MasterKey
     private let clock: any WallClock
     private let retention: TimeInterval
+    /// How long a rotated key is published before it signs (`keys.publish-ahead`).
+    let publishAhead: TimeInterval
     private let logger: Logger
     private let snapshot = Mutex<Snapshot?>(nil)
     private let lastOnDemandReload = Mutex<Date?>(nil)
 
-    init(store: any SigningKeyStore, masterKey: MasterKey, clock: any WallClock, retention: TimeInterval, logger: Logger) {
+    init(
+        store: any SigningKeyStore, masterKey: MasterKey, clock: any WallClock, retention: TimeInterval, publishAhead: TimeInterval = 0,
+        logger: Logger
+    ) {
         self.store = store
         self.masterKey = masterKey
         self.clock = clock
         self.retention = retention
+        self.publishAhead = publishAhead
         self.logger = logger
     }
 
@@ -46,12 +56,15 @@ package final class SigningKeyRing: Sendable {
         try await self.reload()
     }
 
-    /// Adds a fresh key that signs from now on; earlier keys are retired but keep verifying.
+    /// Adds a fresh key, published at once, that signs `publishAhead` seconds from now (default `keys.publish-ahead`;
+    /// 0: at once, for a leaked key); earlier keys sign until then and keep verifying for `keys.retention` after.
     @discardableResult
-    package func rotate() async throws -> SigningKeyRecord {
-        let record = try self.makeKey()
+    package func rotate(publishAhead: TimeInterval? = nil) async throws -> SigningKeyRecord {
+        let publishAhead = publishAhead ?? self.publishAhead
+        var record = try self.makeKey()
+        if publishAhead > 0 { record.signsFrom = record.createdAt.addingTimeInterval(publishAhead) }
         try await self.store.activateSigningKey(record)
-        self.logger.info("signing key activated", metadata: ["kid": "\(record.kid)"])
+        self.logger.info("signing key published", metadata: ["kid": "\(record.kid)", "signs_from": "\(record.activeFrom.formatted(.iso8601))"])
         try await self.reload()
         return record
     }
@@ -76,14 +89,15 @@ package final class SigningKeyRing: Sendable {
         let records = try await self.store.signingKeys().filter { record in
             record.revokedAt == nil && (record.retiredAt.map { now.timeIntervalSince($0) < self.retention } ?? true)
         }
-        guard let active = records.last(where: { $0.retiredAt == nil }) else {
+        guard let active = records.last(where: { $0.signs(at: now) }) else {
             throw JWTError.generic(identifier: "keys", reason: "no active signing key in the database")
         }
+        let next = records.first { record in record.signsFrom.map { $0 > now } == true && record.retiredAt == nil }
         let collection = JWTKeyCollection()
         var keys: [JSONWebKey] = []
         for record in records {
             let publicKey = try ES256PublicKey(pem: record.publicKeyPEM)
-            if record.kid == active.kid {
+            if record.kid == active.kid || record.kid == next?.kid {
                 guard let raw = try? self.masterKey.open(record.sealedPrivateKey, context: "signing-key \(record.kid)") else {
                     throw SigningKeyError.masterKeyMismatch(kid: record.kid)
                 }
@@ -98,7 +112,9 @@ package final class SigningKeyRing: Sendable {
         }
         // The signing key first, then the others newest first (keys made in one instant tie on created_at).
         let ordered = keys.filter { $0.kid == active.kid } + keys.filter { $0.kid != active.kid }.reversed()
-        let fresh = Snapshot(collection: collection, activeKID: active.kid, jwks: JSONWebKeySet(keys: ordered), kids: Set(ordered.map(\.kid)))
+        let fresh = Snapshot(
+            collection: collection, activeKID: active.kid, next: next.map { ($0.kid, $0.activeFrom) }, jwks: JSONWebKeySet(keys: ordered),
+            kids: Set(ordered.map(\.kid)))
         self.snapshot.withLock { $0 = fresh }
     }
 
@@ -148,8 +164,10 @@ package final class SigningKeyRing: Sendable {
 
     func sign(_ payload: some JWTPayload) async throws -> String {
         let snapshot = try self.current
+        var kid = snapshot.activeKID
+        if let next = snapshot.next, self.clock.now() >= next.from { kid = next.kid }
         // RFC 9068 explicit typing: these are access tokens, not any other JWT a key of ours might sign.
-        return try await snapshot.collection.sign(payload, kid: JWKIdentifier(string: snapshot.activeKID), header: ["typ": "at+jwt"])
+        return try await snapshot.collection.sign(payload, kid: JWKIdentifier(string: kid), header: ["typ": "at+jwt"])
     }
 
 }

@@ -222,6 +222,13 @@ enum Migrations {
                 "CREATE INDEX refresh_tokens_used_at ON refresh_tokens(used_at) WHERE used_at IS NOT NULL"
             ]
         ),
+        (
+            12,
+            [
+                // A rotated key is published at once and signs only from this time (keys.publish-ahead); NULL: from created_at.
+                "ALTER TABLE signing_keys ADD COLUMN signs_from DOUBLE PRECISION"
+            ]
+        ),
     ]
 
     /// Applies every migration not yet recorded, all in one transaction.

@@ -64,9 +64,32 @@ package struct SigningKeyRecord: Sendable, Equatable {
     package var publicKeyPEM: String
     package var sealedPrivateKey: String
     package var createdAt: Date
+    /// When it stops signing (a later key takes over then): in the future while a rotation waits for its key's time.
     package var retiredAt: Date?
     /// A revoked key verifies nothing and is not published (an emergency: the key leaked).
     package var revokedAt: Date?
+    /// When it starts signing; nil: from ``createdAt``. Published from ``createdAt`` on.
+    package var signsFrom: Date? = nil
+
+    /// When the key starts signing.
+    package var activeFrom: Date { self.signsFrom ?? self.createdAt }
+
+    /// The key's state at `now`: `revoked <time>`, `published, signs from <time>`, `signing until <time>` (a rotation
+    /// waits for its key's time), `retired <time>` or `active`.
+    package func status(at now: Date) -> String {
+        if let revoked = self.revokedAt { return "revoked \(revoked.formatted(.iso8601))" }
+        if let from = self.signsFrom, from > now { return "published, signs from \(from.formatted(.iso8601))" }
+        if let retired = self.retiredAt {
+            return retired > now ? "signing until \(retired.formatted(.iso8601))" : "retired \(retired.formatted(.iso8601))"
+        }
+        return "active"
+    }
+
+    /// Whether the key signs at `time`. A key with no `signsFrom` signs from its creation whatever the clock of the
+    /// process that reads it says (processes' clocks differ a little).
+    package func signs(at time: Date) -> Bool {
+        self.revokedAt == nil && (self.signsFrom.map { $0 <= time } ?? true) && (self.retiredAt.map { $0 > time } ?? true)
+    }
 }
 
 /// Everything one account deletion removed, so caches can forget it.

@@ -42,6 +42,10 @@ enum LatchkeyCLI {
 extension TestServer {
     /// Runs `latchkey <arguments> --database <this server's database>` with this server's master key.
     func cli(_ arguments: String...) async throws -> CLIRun {
+        try await self.cli(arguments)
+    }
+
+    func cli(_ arguments: [String]) async throws -> CLIRun {
         try await LatchkeyCLI.run(arguments + ["--database", self.databasePath], masterKey: Self.masterKey, workingDirectory: self.directory)
     }
 }
