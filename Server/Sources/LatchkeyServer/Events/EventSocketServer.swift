@@ -18,6 +18,11 @@ import NIOWebSocket
 /// answer (the 401 envelope with `WWW-Authenticate`, a 429, a 404…). Every other request is served as Hummingbird's
 /// HTTP/1.1 channel serves it. An accepted socket is an ``EventSocketHandler`` in the channel pipeline: it costs no task
 /// while it waits, and the hub writes to it from any thread.
+///
+/// Why not hummingbird-websocket (issue 28, measured 2026-11-27 with `scripts/bench --events-only`, 10,000 idle
+/// sockets): its `HTTP1WebSocketUpgradeChannel` with the same router decision costs 39.8 KB per idle socket (a task,
+/// two child tasks and an async stream each) against 7.7 KB here, above the 20 KB bar; and it answers every refused
+/// upgrade with a bare 400, where this answers with the router's own 401, 404 or 429 and its envelope.
 enum EventSocketServer {
     static func builder(
         responder: some HTTPResponder<LatchkeyRequestContext>, hub: EventHub, trustedProxies: Set<String>, guards: ConnectionGuards
