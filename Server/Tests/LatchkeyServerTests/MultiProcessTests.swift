@@ -261,7 +261,7 @@ struct LatchkeyProcess: Sendable {
         let server = LatchkeyProcess(pid: pid, port: port, directory: directory)
         // Waiting for another process to start listening: poll, bounded to about 30 s.
         for _ in 0..<300 {
-            if let answer = try? await server.send("GET", "api/v1/health"), answer.status == 200 { return server }
+            if let answer = try? await server.send("GET", "api/v1/health/ready"), answer.status == 200 { return server }
             try await Task.sleep(for: .milliseconds(100))
         }
         _ = await server.terminate()

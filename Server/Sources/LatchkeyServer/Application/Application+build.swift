@@ -22,10 +22,11 @@ package func buildAPI(services: LatchkeyServices) -> (router: Router<LatchkeyReq
     // Outside the error middleware and the limits: a refusal (401, 413, 429…) is readable by an allowed browser origin too.
     if !configuration.corsAllowedOrigins.isEmpty { router.add(middleware: CORSMiddleware(allowedOrigins: Set(configuration.corsAllowedOrigins))) }
     router.add(middleware: ErrorMiddleware())
+    router.add(middleware: ReadinessGate(readiness: services.readiness))
     router.add(middleware: RequestLimitsMiddleware(maxBodySize: configuration.maxBodySize))
     let api = APIRoutes(router: router)
     let (limiter, limits, dpop, verifier) = (services.rateLimiter, configuration.limits, services.dpop, services.verifier)
-    HealthRoutes(database: services.database).add(to: api)
+    HealthRoutes(database: services.database, readiness: services.readiness).add(to: api)
     DiscoveryRoutes(keyRing: services.keyRing, verifier: verifier, issuer: services.issuer).add(to: api)
     UserRoutes(users: services.users, sessions: services.sessions, verifier: verifier, dpop: dpop, limiter: limiter, limits: limits).add(to: api)
     DeviceRoutes(devices: services.devices, dpop: dpop, limiter: limiter, limits: limits).add(to: api)
@@ -62,8 +63,19 @@ package func buildAPI(services: LatchkeyServices) -> (router: Router<LatchkeyReq
 /// server and ``LatchkeyServices/backgroundServices`` (the database's own service, key reloads, the revocation feed,
 /// pruning), and ``LatchkeyServices/prepare()`` runs before the server listens. With `metrics.port` set, `GET /metrics`
 /// is served by a second listener on that port.
+///
+/// On PostgreSQL the server listens at once and prepares beside it, trying again with backoff while the database is
+/// away (each attempt logged with its reason; `GET /api/v1/health/ready` answers 503 with it, other routes 503 too), so
+/// an orchestrator may start both together; a failure waiting cannot cure (authentication, a missing database, TLS
+/// refused) ends the server. On SQLite it prepares before it listens.
 public func buildApplication(services: LatchkeyServices, logger: Logger) -> some ApplicationProtocol {
-    buildApplication(services: services, background: services.backgroundServices, logger: logger)
+    guard services.configuration.usesPostgres else {
+        return buildApplication(services: services, background: services.backgroundServices, logger: logger)
+    }
+    let database = services.database
+    let rest = services.backgroundServices.filter { $0 as AnyObject !== database as AnyObject }
+    return buildApplication(
+        services: services, background: [database, Preparer(services: services, then: rest)], preparing: false, logger: logger)
 }
 
 /// ``buildApplication(services:logger:)`` with the background services given, preparing the services before it listens

@@ -15,6 +15,8 @@ import ServiceLifecycle
 public struct LatchkeyServices: Sendable {
     public let configuration: LatchkeyConfiguration
     package let database: any LatchkeyDatabase
+    /// Whether ``prepare(recordingIssuer:)`` has run, and what kept it from it meanwhile.
+    package let readiness = Readiness()
     public let clock: any WallClock
     package let store: SQLLatchkeyStore
     package let keyRing: SigningKeyRing
@@ -71,6 +73,7 @@ public struct LatchkeyServices: Sendable {
         try await self.keyRing.prepare()
         try await self.revocations.start()
         self.outboxSender?.open()
+        self.readiness.prepared()
     }
 
     /// What must run beside the HTTP server while it serves: the database's own service (PostgreSQL's connection pool,
@@ -97,7 +100,14 @@ public struct LatchkeyServices: Sendable {
         try Self.validate(configuration)
         let database = try await Self.openDatabase(configuration, logger: logger)
         return try await database.whileRunning {
-            try await Migrations.run(on: database, clock: clock, logger: logger)
+            do {
+                try await Migrations.run(on: database, clock: clock, logger: logger)
+            } catch StoreError.unavailable {
+                // The pool only waits when PostgreSQL is away: a connection of its own says what failed.
+                guard let failure = await database.diagnose() else { throw StoreError.unavailable("no answer") }
+                if !failure.isTransient { throw LatchkeyConfigurationError(description: failure.description) }
+                throw StoreError.unavailable(failure.description)
+            }
             let recorded = recordIssuer || configuration.publicURL != nil ? nil : try await SQLLatchkeyStore(database: database).setting("issuer")
             let services = try await Self.make(
                 configuration: configuration, database: database, clock: clock, issuer: recorded ?? configuration.issuer, logger: logger)

@@ -29,6 +29,8 @@ package protocol LatchkeyDatabase: Service {
     /// Calls `receive` with the payload of each notification on `channel` (PostgreSQL's LISTEN) until the calling task
     /// is cancelled; throws when the connection fails. Answers `false` at once where the database has no notifications.
     func listen(channel: String, _ receive: @escaping @Sendable (String) -> Void) async throws -> Bool
+    /// Why the database cannot be used now (a connection attempt of its own), or nil when it can or cannot tell.
+    func diagnose() async -> DatabaseFailure?
 }
 
 extension LatchkeyDatabase {

@@ -23,6 +23,8 @@ package final class PostgresLatchkeyDatabase: LatchkeyDatabase {
     /// A `postgres://` URL, read into PostgresNIO's configuration.
     package struct Location: Sendable, CustomStringConvertible {
         package var configuration: PostgresClient.Configuration
+        /// One connection's configuration, for ``PostgresLatchkeyDatabase/diagnose()``.
+        package var connection: PostgresConnection.Configuration
         /// The URL without its password, for logs and messages.
         package let description: String
 
@@ -39,18 +41,24 @@ package final class PostgresLatchkeyDatabase: LatchkeyDatabase {
             let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
             let query = Dictionary((components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { $1 })
             let tls: PostgresClient.Configuration.TLS
+            let connectionTLS: PostgresConnection.Configuration.TLS
             switch query["sslmode"] ?? "prefer" {
-            case "disable": tls = .disable
-            case "prefer", "allow": tls = .prefer(.makeClientConfiguration())
-            case "require", "verify-ca", "verify-full": tls = .require(.makeClientConfiguration())
+            case "disable": (tls, connectionTLS) = (.disable, .disable)
+            case "prefer", "allow":
+                (tls, connectionTLS) = (.prefer(.makeClientConfiguration()), try .prefer(.init(configuration: .makeClientConfiguration())))
+            case "require", "verify-ca", "verify-full":
+                (tls, connectionTLS) = (.require(.makeClientConfiguration()), try .require(.init(configuration: .makeClientConfiguration())))
             case let other: throw StoreError.unavailable("sslmode \(other) is not one of disable, prefer, require")
             }
+            let (username, password) = (user.removingPercentEncoding ?? user, components.password.map { $0.removingPercentEncoding ?? $0 })
+            let name = database.isEmpty ? nil : (database.removingPercentEncoding ?? database)
             self.configuration = PostgresClient.Configuration(
-                host: host, port: components.port ?? 5432, username: user.removingPercentEncoding ?? user,
-                password: components.password.map { $0.removingPercentEncoding ?? $0 },
-                database: database.isEmpty ? nil : (database.removingPercentEncoding ?? database), tls: tls)
+                host: host, port: components.port ?? 5432, username: username, password: password, database: name, tls: tls)
+            self.connection = PostgresConnection.Configuration(
+                host: host, port: components.port ?? 5432, username: username, password: password, database: name, tls: connectionTLS)
             if let searchPath = query["search_path"], !searchPath.isEmpty {
                 self.configuration.options.additionalStartupParameters.append(("search_path", searchPath))
+                self.connection.options.additionalStartupParameters.append(("search_path", searchPath))
             }
             var shown = components
             shown.password = nil
@@ -65,7 +73,9 @@ package final class PostgresLatchkeyDatabase: LatchkeyDatabase {
     }
 
     let client: PostgresClient
+    private let location: Location
     private let timeout: Duration
+    private let timeoutSeconds: TimeInterval
     private let logger: Logger
     package var dialect: DatabaseDialect { .postgresql }
 
@@ -85,6 +95,8 @@ package final class PostgresLatchkeyDatabase: LatchkeyDatabase {
         configuration.options.maximumConnections = max(1, maximumConnections) + Self.listeningConnections
         configuration.options.connectTimeout = .milliseconds(Int64(max(0.1, timeout) * 1000))
         self.timeout = .milliseconds(Int64(max(0.1, timeout) * 1000))
+        self.location = location
+        self.timeoutSeconds = max(0.1, timeout)
         self.logger = logger
         var background = logger
         // The pool retries a lost server on its own; its per-attempt messages would flood the log.
@@ -168,6 +180,87 @@ package final class PostgresLatchkeyDatabase: LatchkeyDatabase {
 
     /// Nothing to do: the pool closes when ``run()``'s task ends.
     package func close() async {}
+
+    /// Connects once, apart from the pool (whose requests only wait when the server is away), and says what failed.
+    package func diagnose() async -> DatabaseFailure? {
+        var connection = self.location.connection
+        connection.options.connectTimeout = .milliseconds(Int64(self.timeoutSeconds * 1000))
+        let configuration = connection
+        let logger = Logger(label: "latchkey.postgres.diagnosis", factory: { _ in SwiftLogNoOpLogHandler() })
+        let timeout = self.timeout
+        let outcome: Result<Void, any Error>? = await withTaskGroup(of: Result<Void, any Error>?.self) { group in
+            group.addTask {
+                do {
+                    let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+                    try? await connection.close()
+                    return .success(())
+                } catch {
+                    return .failure(error)
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        switch outcome {
+        case .success: return nil
+        case .failure(let error): return self.failure(error)
+        case nil: return DatabaseFailure(kind: .timedOut, description: "\(self.where): no answer within \(self.seconds) seconds")
+        }
+    }
+
+    private var `where`: String { "PostgreSQL at \(self.location.description)" }
+    private var seconds: String { String(format: "%g", self.timeoutSeconds) }
+
+    /// A connection attempt's error, said in words (never the password).
+    private func failure(_ error: any Error) -> DatabaseFailure {
+        if let error = error as? PSQLError {
+            switch error.code {
+            case .server:
+                let state = error.serverInfo?[.sqlState] ?? ""
+                let user = self.location.connection.username
+                switch state {
+                case "28P01", "28000":
+                    return DatabaseFailure(kind: .authenticationFailed, description: "\(self.where): authentication failed for user \(user)")
+                case "3D000":
+                    let name = self.location.connection.database ?? user
+                    return DatabaseFailure(kind: .noSuchDatabase, description: "\(self.where): database \"\(name)\" does not exist")
+                case "57P03", "53300", "57P01":
+                    return DatabaseFailure(
+                        kind: .notReady, description: "\(self.where): the server is not accepting connections yet (SQLSTATE \(state))")
+                default:
+                    return DatabaseFailure(kind: .other, description: "\(self.where): the server refused the connection (SQLSTATE \(state))")
+                }
+            case .sslUnsupported:
+                return DatabaseFailure(
+                    kind: .tlsRefused, description: "\(self.where): TLS refused by the server (sslmode=require, and it offers no TLS)")
+            case .connectionError:
+                return self.failure(underlying: error.underlying)
+            default:
+                return DatabaseFailure(kind: .other, description: "\(self.where): \(error.code)")
+            }
+        }
+        return self.failure(underlying: error)
+    }
+
+    private func failure(underlying: (any Error)?) -> DatabaseFailure {
+        let text = underlying.map { String(describing: $0) } ?? ""
+        if text.localizedCaseInsensitiveContains("refused") || text.contains("errno: 111") {
+            return DatabaseFailure(kind: .connectionRefused, description: "\(self.where): connection refused (is PostgreSQL running?)")
+        }
+        if text.localizedCaseInsensitiveContains("timeout") || text.localizedCaseInsensitiveContains("timed out") {
+            return DatabaseFailure(kind: .timedOut, description: "\(self.where): no answer within \(self.seconds) seconds")
+        }
+        if text.localizedCaseInsensitiveContains("ssl") || text.localizedCaseInsensitiveContains("tls") {
+            return DatabaseFailure(kind: .tlsRefused, description: "\(self.where): the TLS handshake failed")
+        }
+        return DatabaseFailure(
+            kind: .other, description: "\(self.where): cannot connect (\(underlying.map { "\(type(of: $0))" } ?? "unknown error"))")
+    }
 
     /// Leases a connection for `body`, within the timeout, translating PostgreSQL's failures.
     private func withConnection<T: Sendable>(
