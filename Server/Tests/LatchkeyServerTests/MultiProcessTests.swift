@@ -242,17 +242,19 @@ struct LatchkeyProcess: Sendable {
     let directory: URL
     var baseURL: URL { URL(string: "http://127.0.0.1:\(self.port)")! }
 
-    /// Starts `latchkey serve` on `database` with the test master key (and abuse limits off unless
-    /// `environment` says otherwise) and waits until it answers.
-    static func start(database: String, environment extra: [String: String] = [:]) async throws -> LatchkeyProcess {
+    /// Starts `latchkey serve` on `database` with `masterKey` (default the test master key; nil: the key file beside an
+    /// SQLite database) and abuse limits off unless `environment` says otherwise, and waits until it is ready.
+    static func start(
+        database: String, masterKey: String? = TestServer.masterKey, environment extra: [String: String] = [:]
+    ) async throws -> LatchkeyProcess {
         let port = try ServeCommandTests.freePort()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-process-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let environment = [
-            "LATCHKEY_MASTER_KEY": TestServer.masterKey, "LATCHKEY_LIMITS_REGISTER_DEVICE_LIMIT": "0", "LATCHKEY_LIMITS_GUEST_LIMIT": "0",
+            "LATCHKEY_MASTER_KEY": masterKey, "LATCHKEY_LIMITS_REGISTER_DEVICE_LIMIT": "0", "LATCHKEY_LIMITS_GUEST_LIMIT": "0",
             "LATCHKEY_LIMITS_REFRESH_LIMIT": "0", "LATCHKEY_LIMITS_REFRESH_FAILURES_LIMIT": "0", "LATCHKEY_LIMITS_ACCESS_CODE_EXCHANGE_LIMIT": "0",
             "LATCHKEY_LOG_LEVEL": "warning",
-        ].merging(extra) { $1 }
+        ].compactMapValues { $0 }.merging(extra) { $1 }
         let pid = try ProcessRunner.spawn(
             try LatchkeyCLI.executable(),
             arguments: ["serve", "--port", String(port), "--database", database, "--public-url", TestServer.issuer],

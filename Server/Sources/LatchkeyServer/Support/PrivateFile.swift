@@ -19,3 +19,18 @@ func createEmptyUnlessPresent(_ path: String, mode: mode_t) {
     let descriptor = createExclusively(path, mode: mode)
     if descriptor >= 0 { close(descriptor) }
 }
+
+/// Writes `text` to a new file at `path`, created with `mode` from the first instant, and syncs it; false (and no file
+/// left) when the file exists or cannot be written.
+func writeExclusively(_ path: String, _ text: String, mode: mode_t) -> Bool {
+    let descriptor = createExclusively(path, mode: mode)
+    guard descriptor >= 0 else { return false }
+    let written = text.utf8CString.withUnsafeBufferPointer { write(descriptor, $0.baseAddress, $0.count - 1) } == text.utf8.count
+    let synced = fsync(descriptor) == 0
+    close(descriptor)
+    if !(written && synced) { unlink(path) }
+    return written && synced
+}
+
+/// The reason of the last failed system call (`strerror(errno)`).
+func lastSystemError() -> String { String(cString: strerror(errno)) }
