@@ -6,7 +6,7 @@ import LatchkeyServer
 struct ConfigCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "config", abstract: "Check the settings, or show the ones in effect and where each came from.",
-        subcommands: [Check.self, Show.self])
+        subcommands: [Check.self, Show.self, Reference.self])
 
     /// The options `serve` reads settings from, so a check sees what a start would.
     struct Settings: ParsableArguments {
@@ -60,6 +60,17 @@ struct ConfigCommand: AsyncParsableCommand {
             for row in rows {
                 print(row.key.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + row.value + "  (\(row.source))")
             }
+        }
+    }
+}
+
+extension ConfigCommand {
+    struct Reference: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print the reference table of every setting (Markdown: key, environment variable, type, default, meaning).")
+
+        func run() async throws {
+            print(try await SettingsReference.table())
         }
     }
 }

@@ -126,3 +126,23 @@ import Testing
         await server.close()
     }
 }
+
+/// Issue 29: one reference table of every setting, generated from the configuration types.
+@Suite struct SettingsReferenceReadmeTests {
+    @Test func theREADMEsSettingsReferenceIsTheGeneratedOne() async throws {
+        let readme = try ReadmeTests.readme()
+        let begin = try #require(readme.range(of: "<!-- settings-reference:begin -->\n"))
+        let end = try #require(readme.range(of: "\n<!-- settings-reference:end -->", range: begin.upperBound..<readme.endIndex))
+        let documented = String(readme[begin.upperBound..<end.lowerBound])
+        let generated = try await SettingsReference.table()
+        #expect(documented == generated, "update the README's settings reference: swift run --package-path Server latchkey config reference")
+    }
+
+    @Test func everySettingTheConfigurationReadsHasAMeaning() async throws {
+        let table = try await SettingsReference.table()
+        let undocumented = table.split(separator: "\n").filter { $0.contains("(undocumented)") }
+        #expect(undocumented.isEmpty, "settings without a meaning in SettingsReference.meanings: \(undocumented)")
+        // And every meaning names a setting the configuration reads (or a family member).
+        #expect(table.split(separator: "\n").count == SettingsReference.meanings.count + 2)
+    }
+}

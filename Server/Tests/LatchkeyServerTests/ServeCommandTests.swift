@@ -151,3 +151,24 @@ extension ServeCommandTests {
         #expect(run.stderr.contains("error: \(key) = 0 (environment \(variable)): must be a number of seconds above 0"), "\(run)")
     }
 }
+
+extension ServeCommandTests {
+    /// Issue 29: the start-up line names the version and the features on, and a loopback public URL is warned about
+    /// when the console (or email, or Apple) would put it in links.
+    @Test func theStartUpLineNamesTheFeaturesAndWarnsOfALoopbackPublicURL() async throws {
+        let port = try Self.freePort()
+        let server = try await Self.start(["serve", "--port", String(port)], environment: ["LATCHKEY_ADMIN_ENABLED": "true"], port: port)
+        let log = server.log
+        #expect(await server.terminate() == 0)
+        #expect(log.contains("version=\(LatchkeyVersion.current)"), "\(log)")
+        for feature in ["console=on", "email=off", "apple=off", "providers=none", "storage=off", "events=on", "metrics=off"] {
+            #expect(log.contains(feature), "\(feature): \(log)")
+        }
+        #expect(log.contains("public-url is http://127.0.0.1:\(port), a loopback address, while the console (its links) is on"), "\(log)")
+
+        let quiet = try await Self.start(["serve", "--port", String(port)], port: port)
+        let quietLog = quiet.log
+        #expect(await quiet.terminate() == 0)
+        #expect(!quietLog.contains("a loopback address"), "\(quietLog)")
+    }
+}
