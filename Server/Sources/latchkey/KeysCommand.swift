@@ -5,7 +5,7 @@ import LatchkeyServer
 struct KeysCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keys", abstract: "Rotate, list and revoke signing keys; make a master key.",
-        subcommands: [Rotate.self, List.self, Revoke.self, NewMasterKey.self])
+        subcommands: [Rotate.self, List.self, Revoke.self, NewMasterKey.self, RotateMaster.self])
 
     struct Rotate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -85,8 +85,64 @@ struct KeysCommand: AsyncParsableCommand {
             abstract: "Print a fresh master key (base64 of 32 random bytes) for LATCHKEY_MASTER_KEY or a master-key file.",
             discussion: "Every process on one PostgreSQL database needs the same master key: it seals the signing keys in the database.")
 
-        func run() {
-            print(LatchkeyServices.newMasterKey())
+        @Option(help: "Write it to this new file (mode 0600) instead of printing it.")
+        var output: String?
+
+        func run() throws {
+            guard let output = self.output else { return print(LatchkeyServices.newMasterKey()) }
+            guard LatchkeyServices.writeNewMasterKey(toFile: output) else {
+                printError("cannot create \(output) (it exists, or its folder is missing): a master key file is never overwritten")
+                throw LatchkeyExit.failed
+            }
+        }
+    }
+
+    struct RotateMaster: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "rotate-master",
+            abstract: "Re-seal every sealed secret under a new master key, in one transaction, while the servers run.",
+            discussion: """
+                The new key is read from --new-key-file, or created there (mode 0600) when the file is missing. Signing \
+                keys, Apple refresh tokens and queued mails are re-sealed in one transaction; servers keep opening them with \
+                the old key until it commits. When the key in use comes from a file (master-key-file, or the file beside an \
+                SQLite database), the new key is then written there, and running servers take it the first time the old key \
+                cannot open something, or at their next signing-key reload (keys.reload-interval). When it comes from \
+                LATCHKEY_MASTER_KEY, set that to the new key on every process and restart them. Secrets derived from the \
+                master key change too: mailed codes not yet used stop working (ask for a new one).
+                """)
+
+        @OptionGroup var options: DatabaseOptions
+
+        @Option(help: "The file holding the new master key (created, mode 0600, when missing).")
+        var newKeyFile: String
+
+        @OptionGroup var confirmation: Confirmation
+
+        func run() async throws {
+            try self.confirmation.confirm("re-seal every secret under the master key in \(self.newKeyFile)")
+            do {
+                let (resealed, keyFile) = try await withAudit(
+                    self.options, AuditAction.masterKeyRotate,
+                    { result in
+                        (
+                            "master key",
+                            "\(result.resealed.signingKeys) signing keys, \(result.resealed.appleRefreshTokens) Apple refresh tokens, "
+                                + "\(result.resealed.queuedMails) queued mails re-sealed"
+                        )
+                    }
+                ) { services in try await services.rotateMasterKey(newKeyFile: self.newKeyFile) }
+                print(
+                    "re-sealed \(resealed.signingKeys) signing keys, \(resealed.appleRefreshTokens) Apple refresh tokens, "
+                        + "\(resealed.queuedMails) queued mails under the key in \(self.newKeyFile)")
+                if let keyFile {
+                    print("\(keyFile) holds the new key: running servers take it at their next signing-key reload")
+                } else {
+                    print("set LATCHKEY_MASTER_KEY (or master-key) on every process to the key in \(self.newKeyFile) and restart them")
+                }
+            } catch let error as MasterKeyRotationError {
+                printError(error.description)
+                throw LatchkeyExit.failed
+            }
         }
     }
 }

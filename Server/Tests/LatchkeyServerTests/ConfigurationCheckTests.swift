@@ -208,6 +208,25 @@ import Testing
         }
     }
 
+    /// The README's master-key recipe works as written: the file is private from the first instant and never overwritten.
+    @Test func newMasterKeyWritesAPrivateFileAServerAccepts() async throws {
+        let (made, directory) = try await ConfigurationCheckTests.run(["keys", "new-master-key", "--output", "master.key"])
+        #expect(made.exitCode == 0, "\(made)")
+        let path = directory.appendingPathComponent("master.key").path
+        #expect(BackupTests.mode(path) == 0o600)
+        let key = try String(contentsOfFile: path, encoding: .utf8)
+        #expect(Data(base64Encoded: key.trimmingCharacters(in: .whitespacesAndNewlines))?.count == 32)
+        let again = try await ProcessRunner.run(
+            try LatchkeyCLI.executable(), arguments: ["keys", "new-master-key", "--output", "master.key"], environment: LatchkeyCLI.environment(),
+            workingDirectory: directory)
+        #expect(again.exitCode == 1, "\(again)")
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == key)
+        let migrate = try await ProcessRunner.run(
+            try LatchkeyCLI.executable(), arguments: ["migrate", "--database", "db.sqlite"],
+            environment: LatchkeyCLI.environment(["LATCHKEY_MASTER_KEY_FILE": path]), workingDirectory: directory)
+        #expect(migrate.exitCode == 0, "\(migrate)")
+    }
+
     @Test func versionIsOneConstantEverywhere() async throws {
         let (run, directory) = try await ConfigurationCheckTests.run(["--version"])
         #expect(run.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == LatchkeyVersion.current, "\(run)")

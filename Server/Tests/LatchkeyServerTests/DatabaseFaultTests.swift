@@ -16,8 +16,8 @@ struct DatabaseFaultTests {
         let directory: String
         let port: Int
 
-        static func create() async throws -> Cluster {
-            let made = try await Self.script(["create"])
+        static func create(_ options: [String] = []) async throws -> Cluster {
+            let made = try await Self.script(["create"] + options)
             let directory = made.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             let cluster = Cluster(directory: directory, port: try ServeCommandTests.freePort())
             try await cluster.start()

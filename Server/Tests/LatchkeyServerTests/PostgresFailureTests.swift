@@ -51,6 +51,27 @@ struct PostgresFailureTests {
         #expect(run.stderr.contains("TLS refused by the server"), "\(run)")
     }
 
+    /// The README's `sslmode=require` works as written against a server with a self-signed certificate (as libpq:
+    /// encrypted, certificate unchecked); `verify-full` checks it against `sslrootcert`, and without it says so.
+    @Test func sslmodeRequireEncryptsAndVerifyFullChecksTheCertificate() async throws {
+        let cluster = try await DatabaseFaultTests.Cluster.create(["--tls"])
+        do {
+            let base = "postgres://latchkey@127.0.0.1:\(cluster.port)/postgres"
+            let require = try await Self.usersList(database: base + "?sslmode=require")
+            #expect(require.exitCode == 0, "\(require)")
+            let roots = cluster.directory + "/root.crt"
+            let verified = try await Self.usersList(database: base + "?sslmode=verify-full&sslrootcert=" + roots)
+            #expect(verified.exitCode == 0, "\(verified)")
+            let unverified = try await Self.usersList(database: base + "?sslmode=verify-full")
+            #expect(unverified.exitCode == 78, "\(unverified)")
+            #expect(unverified.stderr.contains("the TLS handshake failed"), "\(unverified)")
+        } catch {
+            await cluster.destroy()
+            throw error
+        }
+        await cluster.destroy()
+    }
+
     @Test func aWrongPasswordIsAuthenticationFailedAndNeverShown() async throws {
         // scripts/pg-cluster makes latchkey_password authenticate with its password (scram-sha-256).
         let admin = try PostgresLatchkeyDatabase(

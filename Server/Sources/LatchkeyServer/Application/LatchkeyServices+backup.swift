@@ -28,7 +28,7 @@ extension LatchkeyServices {
             try? FileManager.default.removeItem(atPath: path)
             throw BackupError(description: "the copy failed (\(type(of: error))); nothing was kept")
         }
-        let key = try Self.masterKey(self.configuration).key.withUnsafeBytes { Data($0).base64EncodedString() } + "\n"
+        let key = try Self.masterKey(self.configuration).base64 + "\n"
         guard writeExclusively(keyFile, key, mode: 0o600) else {
             throw BackupError(description: "cannot write the master key to \(keyFile); the database copy is at \(path)")
         }

@@ -27,6 +27,12 @@ extension LatchkeyServices {
         SymmetricKey(size: .bits256).withUnsafeBytes { Data($0).base64EncodedString() }
     }
 
+    /// Writes a fresh master key to a new file at `path`, mode 0600 from the first instant; false when a file is there
+    /// or it cannot be written.
+    package static func writeNewMasterKey(toFile path: String) -> Bool {
+        writeExclusively(path, Self.newMasterKey() + "\n", mode: 0o600)
+    }
+
     static func masterKey(_ configuration: LatchkeyConfiguration) throws -> MasterKey {
         if let text = configuration.masterKey { return try MasterKey(base64: text) }
         if let file = configuration.masterKeyFile { return try MasterKey.loadOrCreate(filePath: file) }

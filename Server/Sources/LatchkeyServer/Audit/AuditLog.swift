@@ -60,6 +60,7 @@ public enum AuditAction {
     public static let accessCodeRevoke = "access_code.revoke"
     public static let deviceReset = "device.reset"
     public static let keyRotate = "key.rotate"
+    public static let masterKeyRotate = "master_key.rotate"
     public static let keyRevoke = "key.revoke"
     public static let outboxRetry = "outbox.retry"
     public static let userDelete = "user.delete"

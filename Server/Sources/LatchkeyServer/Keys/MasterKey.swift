@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -11,8 +12,30 @@ import Darwin
 ///
 /// From configuration (`LATCHKEY_MASTER_KEY`, base64 of 32 bytes) or else a key file created beside
 /// the database with mode 0600. Every process sharing a database must use the same master key.
+///
+/// A key read from a file follows the file: when `latchkey keys rotate-master` has re-sealed every secret under a new
+/// key and written it there, a value that the key in memory cannot open makes it read the file again (so does
+/// ``followFile()``, at every signing-key reload) and take the new key, keeping the old one for opening what was sealed
+/// with it meanwhile. Copies share that state.
 struct MasterKey: Sendable {
-    let key: SymmetricKey
+    private final class State: Sendable {
+        struct Keys {
+            var current: SymmetricKey
+            var previous: [SymmetricKey] = []
+            var modified: Date?
+        }
+        let file: String?
+        let keys: Mutex<Keys>
+        init(_ key: SymmetricKey, file: String?, modified: Date?) {
+            self.file = file
+            self.keys = Mutex(Keys(current: key, modified: modified))
+        }
+    }
+
+    private let state: State
+
+    /// The key that seals (and derives the server's other secrets).
+    var key: SymmetricKey { self.state.keys.withLock { $0.current } }
 
     enum LoadError: Error, CustomStringConvertible {
         case malformed
@@ -30,14 +53,18 @@ struct MasterKey: Sendable {
         }
     }
 
-    init(key: SymmetricKey) { self.key = key }
+    init(key: SymmetricKey) { self.state = State(key, file: nil, modified: nil) }
+
+    private init(key: SymmetricKey, file: String) {
+        self.state = State(key, file: file, modified: Self.modified(file))
+    }
 
     /// Decodes a configured master key.
     init(base64: String) throws {
         guard let data = Data(base64Encoded: base64.trimmingCharacters(in: .whitespacesAndNewlines)), data.count == 32 else {
             throw LoadError.malformed
         }
-        self.key = SymmetricKey(data: data)
+        self.state = State(SymmetricKey(data: data), file: nil, modified: nil)
     }
 
     /// Reads the key file at `path`, creating it with a fresh key when missing.
@@ -60,7 +87,7 @@ struct MasterKey: Sendable {
             unlink(path)
             throw LoadError.unreadableFile(path)
         }
-        return MasterKey(key: key)
+        return MasterKey(key: key, file: path)
     }
 
     private static func load(filePath path: String) throws -> MasterKey {
@@ -70,8 +97,43 @@ struct MasterKey: Sendable {
         let mode = UInt32(permissions) & 0o777
         guard mode & 0o077 == 0 else { throw LoadError.exposedFile(path, mode: mode) }
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw LoadError.unreadableFile(path) }
-        return try MasterKey(base64: text)
+        return MasterKey(key: try MasterKey(base64: text).key, file: path)
     }
+
+    /// The key file's modification time.
+    private static func modified(_ path: String) -> Date? {
+        (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
+    }
+
+    /// The file this key came from, if it came from one.
+    var file: String? { self.state.file }
+
+    /// Reads the key file again when it changed since it was read: a new key in it seals from now on, and the one
+    /// before still opens. True when the key changed.
+    @discardableResult
+    func followFile() -> Bool {
+        guard let file = self.state.file else { return false }
+        let modified = Self.modified(file)
+        guard modified != self.state.keys.withLock({ $0.modified }) else { return false }
+        guard let fresh = try? Self.load(filePath: file).key else { return false }
+        return self.state.keys.withLock { keys in
+            keys.modified = modified
+            guard !Self.same(fresh, keys.current) else { return false }
+            keys.previous.insert(keys.current, at: 0)
+            keys.current = fresh
+            return true
+        }
+    }
+
+    /// Whether this holds the same current key as `other`.
+    func isSame(as other: MasterKey) -> Bool { Self.same(self.key, other.key) }
+
+    private static func same(_ a: SymmetricKey, _ b: SymmetricKey) -> Bool {
+        a.withUnsafeBytes { a in b.withUnsafeBytes { b in a.elementsEqual(b) } }
+    }
+
+    /// Base64 of the current key, for a key file.
+    var base64: String { self.key.withUnsafeBytes { Data($0).base64EncodedString() } }
 
     /// The default key file for an SQLite database file.
     static func defaultFilePath(forDatabase database: String) -> String { database + ".key" }
@@ -81,10 +143,20 @@ struct MasterKey: Sendable {
         try AES.GCM.seal(plaintext, using: self.key, authenticating: Data(context.utf8)).combined!.base64EncodedString()
     }
 
-    /// Decrypts what ``seal(_:context:)`` produced with the same context.
+    /// Decrypts what ``seal(_:context:)`` produced with the same context: with the current key, a key it replaced, or
+    /// — when the key file changed — the key now in the file.
     func open(_ sealed: String, context: String) throws -> Data {
         guard let combined = Data(base64Encoded: sealed) else { throw LoadError.malformed }
-        return try AES.GCM.open(AES.GCM.SealedBox(combined: combined), using: self.key, authenticating: Data(context.utf8))
+        let box = try AES.GCM.SealedBox(combined: combined)
+        let authenticated = Data(context.utf8)
+        func attempt() -> Data? {
+            let keys = self.state.keys.withLock { [$0.current] + $0.previous }
+            for key in keys { if let opened = try? AES.GCM.open(box, using: key, authenticating: authenticated) { return opened } }
+            return nil
+        }
+        if let opened = attempt() { return opened }
+        if self.followFile(), let opened = attempt() { return opened }
+        return try AES.GCM.open(box, using: self.key, authenticating: authenticated)
     }
 
     /// A key for one purpose, derived so that no two purposes share key material.

@@ -83,8 +83,9 @@ package final class SigningKeyRing: Sendable {
         try await self.store.signingKeys()
     }
 
-    /// Loads the keys from the database.
+    /// Loads the keys from the database (reading the master key file again first, when it changed).
     func reload() async throws {
+        self.masterKey.followFile()
         let now = self.clock.now()
         let records = try await self.store.signingKeys().filter { record in
             record.revokedAt == nil && (record.retiredAt.map { now.timeIntervalSince($0) < self.retention } ?? true)

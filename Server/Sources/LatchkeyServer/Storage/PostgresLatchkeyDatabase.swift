@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOCore
+import NIOSSL
 import PostgresKit
 import PostgresNIO
 import SQLKit
@@ -30,8 +31,10 @@ package final class PostgresLatchkeyDatabase: LatchkeyDatabase {
 
         /// Reads `postgres://user:password@host:port/database?sslmode=disable&search_path=name`.
         ///
-        /// `sslmode` is `disable`, `prefer` (the default: TLS when the server offers it) or `require`;
-        /// `search_path` sets the schema the tables live in (default: the user's default, `public`).
+        /// `sslmode` is `disable`, `prefer` (the default: TLS when the server offers it, unchecked), `require` (TLS,
+        /// certificate unchecked, as libpq), `verify-ca` (TLS with a certificate from `sslrootcert=<file>`'s roots, or the
+        /// system's) or `verify-full` (and the host name); `search_path` sets the schema the tables live in (default: the
+        /// user's default, `public`).
         package init(url: String) throws {
             guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
                 scheme == "postgres" || scheme == "postgresql"
@@ -40,15 +43,23 @@ package final class PostgresLatchkeyDatabase: LatchkeyDatabase {
             guard let user = components.user, !user.isEmpty else { throw StoreError.unavailable("the PostgreSQL URL names no user") }
             let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
             let query = Dictionary((components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { $1 })
+            // As libpq: `require` encrypts without checking the certificate, `verify-ca` checks it against the trusted
+            // roots (`sslrootcert=<file>`, else the system's), `verify-full` also checks the host name.
+            var client = TLSConfiguration.makeClientConfiguration()
+            if let roots = query["sslrootcert"], !roots.isEmpty { client.trustRoots = .file(roots) }
+            let mode = query["sslmode"] ?? "prefer"
+            switch mode {
+            case "disable", "allow", "prefer", "require": client.certificateVerification = .none
+            case "verify-ca": client.certificateVerification = .noHostnameVerification
+            case "verify-full": client.certificateVerification = .fullVerification
+            default: throw StoreError.unavailable("sslmode \(mode) is not one of disable, prefer, require, verify-ca, verify-full")
+            }
             let tls: PostgresClient.Configuration.TLS
             let connectionTLS: PostgresConnection.Configuration.TLS
-            switch query["sslmode"] ?? "prefer" {
+            switch mode {
             case "disable": (tls, connectionTLS) = (.disable, .disable)
-            case "prefer", "allow":
-                (tls, connectionTLS) = (.prefer(.makeClientConfiguration()), try .prefer(.init(configuration: .makeClientConfiguration())))
-            case "require", "verify-ca", "verify-full":
-                (tls, connectionTLS) = (.require(.makeClientConfiguration()), try .require(.init(configuration: .makeClientConfiguration())))
-            case let other: throw StoreError.unavailable("sslmode \(other) is not one of disable, prefer, require")
+            case "allow", "prefer": (tls, connectionTLS) = (.prefer(client), try .prefer(.init(configuration: client)))
+            default: (tls, connectionTLS) = (.require(client), try .require(.init(configuration: client)))
             }
             let (username, password) = (user.removingPercentEncoding ?? user, components.password.map { $0.removingPercentEncoding ?? $0 })
             let name = database.isEmpty ? nil : (database.removingPercentEncoding ?? database)
