@@ -53,7 +53,8 @@ struct KeysCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Revoke a signing key at once (it leaked): tokens it signed stop working everywhere, and it leaves the JWKS.",
             discussion: """
-                Revoking the signing key activates a fresh one first. Running servers refuse the key's tokens within \
+                Revoking the signing key makes a key published ahead (a rotation waiting for its time), or else a fresh \
+                one, sign at once. Running servers refuse the key's tokens within \
                 revocations.poll-interval (at once on PostgreSQL); other backends that verify from the JWKS stop once their \
                 cached copy expires (the JWKS is served with max-age=300).
                 """)

@@ -101,6 +101,25 @@ import Testing
         #expect(run.stderr.contains("error: guest-audience must differ from audience"), "\(run)")
     }
 
+    @Test func aProviderMissingItsIssuerIsNamedAndItsOtherKeysAreNotCalledUnknown() async throws {
+        let (run, _) = try await Self.run(
+            ["config", "check"],
+            environment: [
+                "LATCHKEY_PROVIDERS_NAMES": "clerk", "LATCHKEY_PROVIDERS_CLERK_JWKS_URL": "https://clerk.example.com/.well-known/jwks.json",
+                "LATCHKEY_PROVIDERS_CLERK_AUDIENCES": "any", "LATCHKEY_PROVIDERS_CLERK_AUTHORIZED_PARTIES": "https://app.example.com",
+            ])
+        #expect(run.exitCode == 78, "\(run)")
+        #expect(Self.problems(of: run) == ["error: providers.clerk.issuer is missing"], "\(run)")
+    }
+
+    @Test func anUnreadableApplePrivateKeyFileIsRefused() async throws {
+        let (run, _) = try await Self.run(
+            ["config", "check"],
+            environment: ["LATCHKEY_APPLE_CLIENT_IDS": "com.example.app", "LATCHKEY_APPLE_PRIVATE_KEY_FILE": "/nonexistent/AuthKey.p8"])
+        #expect(run.exitCode == 78, "\(run)")
+        #expect(run.stderr.contains("error: apple.private-key-file: cannot read /nonexistent/AuthKey.p8"), "\(run)")
+    }
+
     @Test func rightSettingsPassTheCheckSilently() async throws {
         let (run, _) = try await Self.run(
             ["config", "check", "--config", "config.json"], environment: ["LATCHKEY_PORT": "9001"],

@@ -90,6 +90,9 @@ extension LatchkeyServices {
                 throw ConfigurationError(description: "\(url): keys are fetched over https only (http is allowed for loopback addresses)")
             }
         }
+        if let file = configuration.apple.unreadableKeyFile {
+            throw ConfigurationError(description: "apple.private-key-file: cannot read \(file) (the .p8 file Apple gives you)")
+        }
         if let pem = configuration.apple.privateKeyPEM, (try? ES256PrivateKey(pem: pem)) == nil {
             throw ConfigurationError(description: "apple.private-key: not a PEM EC P-256 private key (the .p8 file Apple gives you)")
         }

@@ -21,6 +21,8 @@ public struct AppleConfiguration: Sendable {
     /// The `.p8` key's PEM text.
     public var privateKeyPEM: String?
     public var leeway: TimeInterval = 60
+    /// `apple.private-key-file` when it could not be read; ``LatchkeyServices`` refuses to start with it.
+    var unreadableKeyFile: String?
 
     public init() {}
 
@@ -32,9 +34,9 @@ public struct AppleConfiguration: Sendable {
         self.revokeURL = reader.string(forKey: "revoke-url", default: defaults.revokeURL)
         self.teamID = reader.string(forKey: "team-id")
         self.keyID = reader.string(forKey: "key-id")
-        self.privateKeyPEM =
-            reader.string(forKey: "private-key", isSecret: true)
-            ?? reader.string(forKey: "private-key-file").flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }
+        let file = reader.string(forKey: "private-key-file")
+        self.privateKeyPEM = reader.string(forKey: "private-key", isSecret: true) ?? file.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }
+        if let file, self.privateKeyPEM == nil { self.unreadableKeyFile = file }
         self.leeway = reader.double(forKey: "leeway", default: defaults.leeway)
     }
 
@@ -85,13 +87,22 @@ public struct IdentityProviderConfiguration: Sendable {
         var providers: [IdentityProviderConfiguration] = []
         var problems: [String] = []
         for name in reader.stringArray(forKey: "names", default: []) {
-            guard let issuer = reader.string(forKey: ConfigKey([name, "issuer"])), !issuer.isEmpty else {
+            // Every key of the provider is read before any is judged, so none of them counts as unknown at start.
+            let key = { (setting: String) in ConfigKey([name, setting]) }
+            let issuer = reader.string(forKey: key("issuer"))
+            var provider = IdentityProviderConfiguration(
+                name: name, issuer: issuer ?? "", jwksURL: reader.string(forKey: key("jwks-url")),
+                publicKeyPEM: reader.string(forKey: key("public-key")))
+            let audiences = reader.stringArray(forKey: key("audiences"), default: [])
+            provider.tokenType = reader.string(forKey: key("token-type"))
+            provider.authorizedParties = reader.stringArray(forKey: key("authorized-parties"), default: [])
+            provider.subjectClaim = reader.string(forKey: key("subject-claim"), default: "sub")
+            provider.algorithms = reader.stringArray(forKey: key("algorithms"), default: ["RS256"])
+            provider.leeway = reader.double(forKey: key("leeway"), default: 60)
+            guard let issuer, !issuer.isEmpty else {
                 problems.append("providers.\(name).issuer is missing")
                 continue
             }
-            var provider = IdentityProviderConfiguration(
-                name: name, issuer: issuer, jwksURL: reader.string(forKey: ConfigKey([name, "jwks-url"])),
-                publicKeyPEM: reader.string(forKey: ConfigKey([name, "public-key"])))
             if provider.jwksURL == nil && provider.publicKeyPEM == nil {
                 problems.append("providers.\(name) needs jwks-url or public-key")
                 continue
@@ -100,7 +111,6 @@ public struct IdentityProviderConfiguration: Sendable {
                 problems.append("providers.\(name): the name is reserved")
                 continue
             }
-            let audiences = reader.stringArray(forKey: ConfigKey([name, "audiences"]), default: [])
             if audiences.isEmpty {
                 problems.append(
                     "providers.\(name).audiences is missing: name the aud values its tokens must carry, or set it to any to accept every audience")
@@ -108,17 +118,12 @@ public struct IdentityProviderConfiguration: Sendable {
             }
             provider.acceptsAnyAudience = audiences == ["any"]
             provider.audiences = provider.acceptsAnyAudience ? [] : audiences
-            provider.tokenType = reader.string(forKey: ConfigKey([name, "token-type"]))
-            provider.authorizedParties = reader.stringArray(forKey: ConfigKey([name, "authorized-parties"]), default: [])
             if provider.acceptsAnyAudience && provider.authorizedParties.isEmpty {
                 problems.append(
                     "providers.\(name).audiences is any: set providers.\(name).authorized-parties to the azp values its tokens must carry, "
                         + "or name the audiences")
                 continue
             }
-            provider.subjectClaim = reader.string(forKey: ConfigKey([name, "subject-claim"]), default: "sub")
-            provider.algorithms = reader.stringArray(forKey: ConfigKey([name, "algorithms"]), default: ["RS256"])
-            provider.leeway = reader.double(forKey: ConfigKey([name, "leeway"]), default: 60)
             providers.append(provider)
         }
         return (providers, problems)
