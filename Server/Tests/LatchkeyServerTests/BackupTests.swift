@@ -62,7 +62,7 @@ import Testing
         let directory = try Self.directory("backup-refusals")
         let existing = directory.appendingPathComponent("exists.sqlite").path
         try "keep me".write(toFile: existing, atomically: true, encoding: .utf8)
-        let server = try await TestServer.make()
+        let server = try await TestServer.make(backend: .sqlite)  // backup copies SQLite (PostgreSQL: pg_dump)
         let refused = try await ProcessRunner.run(
             try LatchkeyCLI.executable(), arguments: ["backup", "--output", existing, "--database", server.databasePath],
             environment: LatchkeyCLI.environment(["LATCHKEY_MASTER_KEY": TestServer.masterKey]), workingDirectory: directory)
