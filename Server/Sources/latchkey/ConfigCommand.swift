@@ -50,12 +50,7 @@ struct ConfigCommand: AsyncParsableCommand {
             let rows = configuration.settings.values.sorted { $0.key < $1.key }.map { reading in
                 (key: reading.key, value: reading.shownValue, source: reading.source.description)
             }
-            if self.json {
-                let objects = rows.map { ["key": $0.key, "value": $0.value, "source": $0.source] }
-                let data = try JSONSerialization.data(withJSONObject: objects, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-                print(String(decoding: data, as: UTF8.self))
-                return
-            }
+            if self.json { return try printJSON(rows.map { ["key": $0.key, "value": $0.value, "source": $0.source] }) }
             let width = rows.map(\.key.count).max() ?? 0
             for row in rows {
                 print(row.key.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + row.value + "  (\(row.source))")

@@ -104,9 +104,7 @@ public struct LatchkeyServices: Sendable {
                 try await Migrations.run(on: database, clock: clock, logger: logger)
             } catch StoreError.unavailable {
                 // The pool only waits when PostgreSQL is away: a connection of its own says what failed.
-                guard let failure = await database.diagnose() else { throw StoreError.unavailable("no answer") }
-                if !failure.isTransient { throw LatchkeyConfigurationError(description: failure.description) }
-                throw StoreError.unavailable(failure.description)
+                throw StoreError.unavailable(try await database.transientFailure()?.description ?? "no answer")
             }
             let recorded = recordIssuer || configuration.publicURL != nil ? nil : try await SQLLatchkeyStore(database: database).setting("issuer")
             let services = try await Self.make(

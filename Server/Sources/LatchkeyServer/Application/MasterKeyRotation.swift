@@ -23,7 +23,7 @@ extension SQLLatchkeyStore {
             try await Self.serialize(on: "signing keys", sql)
             for row in try await sql.raw("SELECT kid, sealed_private_key FROM signing_keys").all() {
                 let kid = try row.string("kid")
-                let sealed = try reseal(try row.string("sealed_private_key"), "signing-key \(kid)")
+                let sealed = try reseal(try row.string("sealed_private_key"), SigningKeyRing.sealContext(kid: kid))
                 try await sql.raw("UPDATE signing_keys SET sealed_private_key = \(bind: sealed) WHERE kid = \(bind: kid)").run()
                 count.signingKeys += 1
             }

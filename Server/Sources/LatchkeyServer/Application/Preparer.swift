@@ -18,13 +18,11 @@ struct Preparer: Service {
         var attempt = 1
         while true {
             do {
-                try await self.services.prepare()
-                self.services.readiness.prepared()
+                try await self.services.prepare()  // marks the services ready
                 if attempt > 1 { self.services.logger.notice("database ready", metadata: ["attempts": "\(attempt)"]) }
                 break
             } catch StoreError.unavailable {
-                let failure = await self.services.database.diagnose()
-                if let failure, !failure.isTransient { throw LatchkeyConfigurationError(description: failure.description) }
+                let failure = try await self.services.database.transientFailure()
                 self.services.readiness.failed(failure)
                 self.services.logger.warning(
                     "database not ready; trying again",

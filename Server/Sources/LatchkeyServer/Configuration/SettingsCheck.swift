@@ -117,6 +117,13 @@ enum SettingsCheck {
     private static let durations = ["lifetime", "interval", "timeout", "window", "period", "retention", "ceiling", "-after", "authentication"]
     /// Durations where 0 means "off" or "none".
     private static let mayBeZero = ["grace", "ttl", "delay", "ahead"]
+    /// Durations whose range their own settings check (`apple.leeway`, `storage.duration`).
+    private static let checkedElsewhere = ["leeway", "duration"]
+
+    /// Whether the setting named `name` (its last key component) is a number of seconds.
+    static func isSeconds(_ name: String) -> Bool {
+        (Self.durations + Self.mayBeZero + Self.checkedElsewhere).contains { name.hasSuffix($0) }
+    }
 
     private static func suggestion(for key: String, among known: Set<String>) -> String {
         Self.closest(to: key, among: known).map { "; did you mean \($0)?" } ?? ""

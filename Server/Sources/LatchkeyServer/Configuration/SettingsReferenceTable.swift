@@ -40,12 +40,7 @@ extension SettingsReference {
         let name = reading.key.split(separator: ".").last.map(String.init) ?? reading.key
         switch reading.type {
         case .int: return name == "port" || name.hasSuffix("-port") ? "port" : "integer"
-        case .double:
-            let durations = [
-                "lifetime", "interval", "timeout", "window", "period", "retention", "ceiling", "after", "grace", "ttl", "ahead", "leeway", "duration",
-                "authentication",
-            ]
-            return durations.contains { name.hasSuffix($0) } ? "seconds" : "number"
+        case .double: return SettingsCheck.isSeconds(name) ? "seconds" : "number"
         case .bool: return "true/false"
         case .string: return "text"
         case .stringArray: return "list"

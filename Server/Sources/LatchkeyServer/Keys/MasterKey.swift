@@ -60,11 +60,14 @@ struct MasterKey: Sendable {
     }
 
     /// Decodes a configured master key.
-    init(base64: String) throws {
+    init(base64: String) throws { self.init(key: try Self.decode(base64)) }
+
+    /// Base64 of exactly 32 bytes (surrounding whitespace ignored), as a key.
+    private static func decode(_ base64: String) throws -> SymmetricKey {
         guard let data = Data(base64Encoded: base64.trimmingCharacters(in: .whitespacesAndNewlines)), data.count == 32 else {
             throw LoadError.malformed
         }
-        self.state = State(SymmetricKey(data: data), file: nil, modified: nil)
+        return SymmetricKey(data: data)
     }
 
     /// Reads the key file at `path`, creating it with a fresh key when missing.
@@ -74,18 +77,9 @@ struct MasterKey: Sendable {
     /// can read is refused: the key in it must be taken as known.
     static func loadOrCreate(filePath path: String) throws -> MasterKey {
         let key = SymmetricKey(size: .bits256)
-        let text = key.withUnsafeBytes { Data($0).base64EncodedString() } + "\n"
-        let descriptor = createExclusively(path, mode: 0o600)
-        guard descriptor >= 0 else {
+        guard writeExclusively(path, MasterKey(key: key).base64 + "\n", mode: 0o600) else {
             guard errno == EEXIST else { throw LoadError.unreadableFile(path) }
             return try Self.load(filePath: path)
-        }
-        let written = text.utf8CString.withUnsafeBufferPointer { write(descriptor, $0.baseAddress, $0.count - 1) }
-        let synced = fsync(descriptor) == 0
-        close(descriptor)
-        guard written == text.utf8.count, synced else {
-            unlink(path)
-            throw LoadError.unreadableFile(path)
         }
         return MasterKey(key: key, file: path)
     }
@@ -97,16 +91,13 @@ struct MasterKey: Sendable {
         let mode = UInt32(permissions) & 0o777
         guard mode & 0o077 == 0 else { throw LoadError.exposedFile(path, mode: mode) }
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw LoadError.unreadableFile(path) }
-        return MasterKey(key: try MasterKey(base64: text).key, file: path)
+        return MasterKey(key: try Self.decode(text), file: path)
     }
 
     /// The key file's modification time.
     private static func modified(_ path: String) -> Date? {
         (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
     }
-
-    /// The file this key came from, if it came from one.
-    var file: String? { self.state.file }
 
     /// Reads the key file again when it changed since it was read: a new key in it seals from now on, and the one
     /// before still opens. True when the key changed.

@@ -74,9 +74,12 @@ package final class SigningKeyRing: Sendable {
         let kid = privateKey.publicKey.jwkThumbprint
         return SigningKeyRecord(
             kid: kid, algorithm: "ES256", publicKeyPEM: privateKey.publicKey.pemRepresentation,
-            sealedPrivateKey: try self.masterKey.seal(privateKey.rawRepresentation, context: "signing-key \(kid)"),
+            sealedPrivateKey: try self.masterKey.seal(privateKey.rawRepresentation, context: Self.sealContext(kid: kid)),
             createdAt: self.clock.now(), retiredAt: nil)
     }
+
+    /// What a signing key's sealed private key is bound to (its `kid`), so a sealed key cannot pass for another's.
+    static func sealContext(kid: String) -> String { "signing-key \(kid)" }
 
     /// The keys recorded in the database, newest last.
     package func records() async throws -> [SigningKeyRecord] {
@@ -99,7 +102,7 @@ package final class SigningKeyRing: Sendable {
         for record in records {
             let publicKey = try ES256PublicKey(pem: record.publicKeyPEM)
             if record.kid == active.kid || record.kid == next?.kid {
-                guard let raw = try? self.masterKey.open(record.sealedPrivateKey, context: "signing-key \(record.kid)") else {
+                guard let raw = try? self.masterKey.open(record.sealedPrivateKey, context: Self.sealContext(kid: record.kid)) else {
                     throw SigningKeyError.masterKeyMismatch(kid: record.kid)
                 }
                 let privateKey = try ES256PrivateKey(backing: try P256.Signing.PrivateKey(rawRepresentation: raw))

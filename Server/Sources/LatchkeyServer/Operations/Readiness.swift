@@ -17,8 +17,6 @@ package final class Readiness: Sendable {
 
     package init() {}
 
-    package var isReady: Bool { self.state.withLock { if case .ready = $0 { true } else { false } } }
-
     /// Why the server is not ready, while it is not: the last attempt's failure, or that preparing is under way.
     package var notReadyReason: String? {
         self.state.withLock { state in

@@ -31,4 +31,13 @@ package struct DatabaseFailure: Sendable, Equatable, CustomStringConvertible {
 extension LatchkeyDatabase {
     /// Why the database cannot be used now, or nil when a fresh connection works; the default: never known.
     package func diagnose() async -> DatabaseFailure? { nil }
+
+    /// After an operation answered ``StoreError/unavailable(_:)``: what failed, when a connection of its own can tell,
+    /// as long as waiting may cure it; a failure only a setting can cure (authentication, a missing database, TLS
+    /// refused) is thrown as a ``LatchkeyConfigurationError``.
+    package func transientFailure() async throws -> DatabaseFailure? {
+        guard let failure = await self.diagnose() else { return nil }
+        guard failure.isTransient else { throw LatchkeyConfigurationError(description: failure.description) }
+        return failure
+    }
 }

@@ -85,8 +85,9 @@ package final class PostgresLatchkeyDatabase: LatchkeyDatabase {
 
     let client: PostgresClient
     private let location: Location
-    private let timeout: Duration
+    /// The bound on every operation (`database.timeout`).
     private let timeoutSeconds: TimeInterval
+    private var timeout: Duration { .milliseconds(Int64(self.timeoutSeconds * 1000)) }
     private let logger: Logger
     package var dialect: DatabaseDialect { .postgresql }
 
@@ -105,7 +106,6 @@ package final class PostgresLatchkeyDatabase: LatchkeyDatabase {
         var configuration = location.configuration
         configuration.options.maximumConnections = max(1, maximumConnections) + Self.listeningConnections
         configuration.options.connectTimeout = .milliseconds(Int64(max(0.1, timeout) * 1000))
-        self.timeout = .milliseconds(Int64(max(0.1, timeout) * 1000))
         self.location = location
         self.timeoutSeconds = max(0.1, timeout)
         self.logger = logger

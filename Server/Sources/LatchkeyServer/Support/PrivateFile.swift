@@ -21,7 +21,7 @@ func createEmptyUnlessPresent(_ path: String, mode: mode_t) {
 }
 
 /// Writes `text` to a new file at `path`, created with `mode` from the first instant, and syncs it; false (and no file
-/// left) when the file exists or cannot be written.
+/// left) when the file exists (`errno` is then `EEXIST`) or cannot be written.
 func writeExclusively(_ path: String, _ text: String, mode: mode_t) -> Bool {
     let descriptor = createExclusively(path, mode: mode)
     guard descriptor >= 0 else { return false }
