@@ -1,7 +1,15 @@
 import Foundation
 import LatchkeyAPI
 import LatchkeyTestSupport
+import Synchronization
 import Testing
+
+/// A flag one task sets and another reads.
+final class StopFlag: Sendable {
+    private let value = Mutex(false)
+    var isSet: Bool { self.value.withLock { $0 } }
+    func set() { self.value.withLock { $0 = true } }
+}
 
 /// Issue 29, "Backups": `latchkey backup --output FILE` copies a live SQLite database consistently, with its key file.
 @Suite struct BackupTests {
@@ -28,15 +36,17 @@ import Testing
         let server = try await LatchkeyProcess.start(database: database, masterKey: nil)
         defer { kill(server.pid, SIGKILL) }
         let before = try await server.registerDevice()
+        // Stopped by a flag, not by cancelling: a URLSession request cancelled in flight can hang on Linux.
+        let stop = StopFlag()
         let load = Task {
             var written = 0
-            while !Task.isCancelled, (try? await server.registerDevice()) != nil { written += 1 }
+            while !stop.isSet, (try? await server.registerDevice()) != nil { written += 1 }
             return written
         }
         let target = try Self.directory("backup-out")
         let output = target.appendingPathComponent("copy.sqlite").path
         let run = try await Self.backup(database: database, output: output, in: target)
-        load.cancel()
+        stop.set()
         let written = await load.value
         #expect(run.exitCode == 0, "\(run)")
         #expect(run.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == output, "\(run)")
