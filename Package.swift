@@ -11,6 +11,8 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "latchkey",
+    // The SDK's error sentences are in a string catalog (Sources/LatchkeyClient/Resources/Localizable.xcstrings).
+    defaultLocalization: "en",
     // tvOS, watchOS and visionOS are not declared: no build for them can be made or checked here.
     platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
@@ -34,6 +36,7 @@ let package = Package(
                 "LatchkeyAPI",
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(platforms: [.linux, .android, .windows, .openbsd, .wasi])),
             ],
+            resources: [.process("Resources")],
             swiftSettings: swiftSettings
         ),
         // The SDK's unit tests, against stub transports and stores (its end-to-end tests against a live server are

@@ -77,18 +77,34 @@ public enum SessionEventType {
     public static let reauthenticate = "reauthenticate"
 }
 
-/// The `reason` of a `session.revoked` event.
-public enum SessionRevocationReason: String, Codable, Sendable, CaseIterable {
+/// The `reason` of a `session.revoked` event; open, so a newer server's reasons decode as themselves.
+public struct SessionRevocationReason: RawRepresentable, Hashable, Codable, Sendable, CustomStringConvertible {
+    /// The wire value.
+    public let rawValue: String
+    /// A kind by its wire value; any string, so a newer server's kinds decode (compare with the constants).
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// Decodes any string.
+    public init(from decoder: any Decoder) throws { self.rawValue = try decoder.singleValueContainer().decode(String.self) }
+    /// Encodes the wire value.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(self.rawValue)
+    }
+    /// The wire value.
+    public var description: String { self.rawValue }
+
     /// The session logged out (`scope: local`).
-    case logout
+    public static let logout = SessionRevocationReason(rawValue: "logout")
     /// A global logout, or a logout of the user's other sessions, from another device.
-    case logoutGlobal = "logout_global"
+    public static let logoutGlobal = SessionRevocationReason(rawValue: "logout_global")
     /// The session's refresh token was used twice: someone else holds a copy.
-    case reuseDetected = "reuse_detected"
+    public static let reuseDetected = SessionRevocationReason(rawValue: "reuse_detected")
     /// The user was deleted.
-    case deleted
+    public static let deleted = SessionRevocationReason(rawValue: "deleted")
     /// Support ended it: the CLI, a device reset, a revoked access code or signing key.
-    case admin
+    public static let admin = SessionRevocationReason(rawValue: "admin")
+    /// The kinds this version knows (a newer server may send others).
+    public static let allCases: [SessionRevocationReason] = [.logout, .logoutGlobal, .reuseDetected, .deleted, .admin]
 }
 
 /// Close codes of the event stream.

@@ -1,24 +1,60 @@
 /// What a Latchkey access token stands for, carried in its `kind` claim.
-public enum TokenKind: String, Codable, Sendable, CaseIterable {
+///
+/// Open: a newer server may add kinds, which decode as themselves instead of failing; `switch` over it needs a `default`.
+public struct TokenKind: RawRepresentable, Hashable, Codable, Sendable, CustomStringConvertible {
+    /// The wire value.
+    public let rawValue: String
+    /// A kind by its wire value; any string, so a newer server's kinds decode (compare with the constants).
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// Decodes any string.
+    public init(from decoder: any Decoder) throws { self.rawValue = try decoder.singleValueContainer().decode(String.self) }
+    /// Encodes the wire value.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(self.rawValue)
+    }
+    /// The wire value.
+    public var description: String { self.rawValue }
+
     /// A session created by device registration, refresh, access-code exchange or an identity provider.
-    case session
+    public static let session = TokenKind(rawValue: "session")
     /// An access code issued by support staff with `latchkey access-code issue`; it has no refresh token.
-    case accessCode = "access_code"
+    public static let accessCode = TokenKind(rawValue: "access_code")
     /// A short-lived guest token; it has no refresh token.
-    case guest
+    public static let guest = TokenKind(rawValue: "guest")
     /// Not Latchkey's: a token of a configured identity provider (e.g. a Clerk session token), accepted
     /// as a Bearer and mapped to a Latchkey user. It has no Latchkey session.
-    case external
+    public static let external = TokenKind(rawValue: "external")
+    /// The kinds this version knows (a newer server may send others).
+    public static let allCases: [TokenKind] = [.session, .accessCode, .guest, .external]
 }
 
 /// How a user came to exist.
-public enum UserKind: String, Codable, Sendable, CaseIterable {
+///
+/// Open: a newer server may add kinds (they decode as themselves); `switch` over it needs a `default`.
+public struct UserKind: RawRepresentable, Hashable, Codable, Sendable, CustomStringConvertible {
+    /// The wire value.
+    public let rawValue: String
+    /// A kind by its wire value; any string, so a newer server's kinds decode (compare with the constants).
+    public init(rawValue: String) { self.rawValue = rawValue }
+    /// Decodes any string.
+    public init(from decoder: any Decoder) throws { self.rawValue = try decoder.singleValueContainer().decode(String.self) }
+    /// Encodes the wire value.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(self.rawValue)
+    }
+    /// The wire value.
+    public var description: String { self.rawValue }
+
     /// Created by `users/register` or `auth/register-device`; the user ID is the device UUID.
-    case device
+    public static let device = UserKind(rawValue: "device")
     /// Created by an identity provider (Sign in with Apple, OIDC); the user ID is a fresh UUID.
-    case federated
+    public static let federated = UserKind(rawValue: "federated")
     /// A guest token's holder: nothing is stored; the ID is the device UUID from `X-Device-ID`.
-    case guest
+    public static let guest = UserKind(rawValue: "guest")
+    /// The kinds this version knows (a newer server may send others).
+    public static let allCases: [UserKind] = [.device, .federated, .guest]
 }
 
 /// Which sessions `POST /api/v1/auth/logout` ends.

@@ -29,7 +29,7 @@ import Testing
         let background = RecordingBackgroundExecution()
         let fixture = Fixture { _ in throw URLError(.timedOut) }
         try fixture.storeSession()
-        await #expect(throws: LatchkeyError.offline) { try await fixture.session { $0.backgroundExecution = background }.refresh() }
+        await #expect(throws: LatchkeyError.offline(.timedOut)) { try await fixture.session { $0.backgroundExecution = background }.refresh() }
         #expect(background.names.count == 1)
         #expect(background.active == 0)
     }

@@ -70,7 +70,7 @@ import Testing
             request.url.path == "/api/v1/auth/refresh" ? .error(401, .invalidGrant) : Samples.me(accepting: [], request)
         }
         let deviceID = try fixture.storeSession()
-        #expect(await fixture.session().bootstrap() == .sessionExpired)
+        #expect(await fixture.session().bootstrap() == .signedOut(reason: .sessionExpired))
         #expect(try fixture.store.load()?.session == nil)
         #expect(try fixture.store.load()?.deviceID == deviceID)
         #expect(try fixture.store.load()?.deviceSecret == "secret-1")

@@ -106,7 +106,7 @@ import Testing
             request.url.path == Self.path("login") ? .error(401, .emailNotVerified, "Verify the address first.") : Self.account(verified: true)
         }
         let session = fixture.session()
-        await #expect(throws: LatchkeyError.emailNotVerified) { try await session.signIn(email: "mystica@example.com", password: "correct horse") }
+        #expect(await thrownCode { try await session.signIn(email: "mystica@example.com", password: "correct horse") } == .emailNotVerified)
         try await session.verifyEmail(code: "731904")
         let body = try #require(fixture.transport.requests(to: Self.path("verify-email")).first?.jsonObject())
         #expect(body["email"] as? String == "mystica@example.com")
@@ -177,7 +177,7 @@ import Testing
         let session = fixture.session()
         let before = await session.bootstrap()
         let stored = try fixture.store.load()
-        await #expect(throws: LatchkeyError.invalidCredentials) { try await session.signIn(email: "mystica@example.com", password: "wrong") }
+        #expect(await thrownCode { try await session.signIn(email: "mystica@example.com", password: "wrong") } == .invalidCredentials)
         #expect(try fixture.store.load() == stored)
         #expect(await session.state == before)
         #expect(fixture.transport.requests(to: Self.path("refresh")).isEmpty)
@@ -247,7 +247,7 @@ import Testing
         try fixture.storeSession()
         let stored = try fixture.store.load()
         let session = fixture.session()
-        await #expect(throws: LatchkeyError.invalidCredentials) { try await session.changePassword(current: "wrong", new: "new horse battery") }
+        #expect(await thrownCode { try await session.changePassword(current: "wrong", new: "new horse battery") } == .invalidCredentials)
         #expect(fixture.transport.requests.map(\.url.path) == [Self.path("change-password")])
         #expect(try fixture.store.load() == stored)
     }
@@ -278,20 +278,15 @@ import Testing
     }
 
     @Test func eachErrorHasItsCodeAndASentenceToRead() {
-        let codes: [(LatchkeyError, ErrorCode)] = [
-            (.emailTaken, .emailTaken), (.weakPassword(.common), .weakPassword), (.invalidEmail(message: "No @ in it."), .invalidEmail),
-            (.invalidCredentials, .invalidCredentials), (.emailNotVerified, .emailNotVerified), (.tooManyAttempts(retryAfter: 1), .tooManyAttempts),
-            (.invalidCode, .invalidCode), (.emailAlreadySet, .emailAlreadySet), (.emailNotConfigured, .notFound),
-        ]
-        for (error, code) in codes {
-            #expect(error.code == code)
-            #expect(error.description.hasSuffix("."), "\(error.description)")
-            #expect(error.localizedDescription == error.description)
+        for refusal in EmailRefusal.all {
+            #expect(refusal.expected.code != nil, "\(refusal.name)")
+            #expect(refusal.expected.description.hasSuffix("."), "\(refusal.expected.description)")
+            #expect(refusal.expected.localizedDescription == refusal.expected.description)
         }
-        #expect(LatchkeyError.invalidCredentials.description == "The email or password is not right.")
-        #expect(LatchkeyError.emailNotVerified.description.hasPrefix("Please verify your email: "))
-        #expect(LatchkeyError.tooManyAttempts(retryAfter: 180).description.hasSuffix("Try again in 3 minutes."))
-        #expect(LatchkeyError.tooManyAttempts(retryAfter: nil).description.hasSuffix("Try again later."))
+        #expect(LatchkeyError.refusal(401, .invalidCredentials, "Refused.").description == "The email or password is not right.")
+        #expect(LatchkeyError.refusal(401, .emailNotVerified, "Refused.").description.hasPrefix("Please verify your email: "))
+        #expect(EmailRefusal.tooManyAttempts(180).description.hasSuffix("Try again in 3 minutes."))
+        #expect(EmailRefusal.tooManyAttempts(nil).description.hasSuffix("Try again later."))
     }
 
     @Test func eachWeakPasswordReasonSaysWhatToDo() {
@@ -301,7 +296,7 @@ import Testing
             WeakPasswordReason(rawValue: "a_rule_added_later"): "harder to guess",
         ]
         for (reason, words) in advice {
-            #expect(LatchkeyError.weakPassword(reason).description.contains(words), "\(reason)")
+            #expect(EmailRefusal.weakPassword(reason).description.contains(words), "\(reason)")
         }
     }
 
@@ -311,7 +306,7 @@ import Testing
         let fixture = Fixture { _ in throw URLError(.notConnectedToInternet) }
         try fixture.storeSession(lifetime: 3600)
         let session = fixture.session()
-        await #expect(throws: LatchkeyError.offline) { try await Self.calls.first { $0.0 == call }!.1(session) }
+        await #expect(throws: LatchkeyError.offline(.notConnectedToInternet)) { try await Self.calls.first { $0.0 == call }!.1(session) }
         #expect(await session.state != .signedOut(reason: .revoked))
         #expect(try fixture.store.load()?.session != nil)
     }
@@ -319,7 +314,7 @@ import Testing
     /// `not_found` means "email is off" on the email routes only: elsewhere it stays a plain refusal.
     @Test func notFoundElsewhereIsStillARefusal() async throws {
         let fixture = Fixture { _ in .error(404, .notFound, "No such thing.") }
-        await #expect(throws: LatchkeyError.rejected(status: 404, code: .notFound, message: "No such thing.")) {
+        await #expect(throws: LatchkeyError.refusal(404, .notFound, "No such thing.")) {
             try await fixture.session().send(.get("/api/v1/things/1", auth: .none))
         }
     }
@@ -381,22 +376,32 @@ struct EmailRefusal: Sendable, CustomTestStringConvertible {
         .json(status, ErrorEnvelope(code: code, message: "Refused.", reason: reason), headers: headers)
     }
 
+    static func weakPassword(_ reason: WeakPasswordReason) -> LatchkeyError {
+        .rejected(.init(status: 400, code: .weakPassword, message: "Refused.", weakPasswordReason: reason))
+    }
+
+    static func tooManyAttempts(_ retryAfter: TimeInterval?) -> LatchkeyError {
+        .rejected(.init(status: 429, code: .tooManyAttempts, message: "Refused.", retryAfter: retryAfter))
+    }
+
     static let all: [EmailRefusal] = [
-        EmailRefusal(name: "too short", answer: envelope(400, .weakPassword, reason: "too_short"), expected: .weakPassword(.tooShort)),
-        EmailRefusal(name: "too long", answer: envelope(400, .weakPassword, reason: "too_long"), expected: .weakPassword(.tooLong)),
-        EmailRefusal(name: "same as email", answer: envelope(400, .weakPassword, reason: "same_as_email"), expected: .weakPassword(.sameAsEmail)),
-        EmailRefusal(name: "common", answer: envelope(400, .weakPassword, reason: "common"), expected: .weakPassword(.common)),
-        EmailRefusal(name: "invalid email", answer: envelope(400, .invalidEmail), expected: .invalidEmail(message: "Refused.")),
-        EmailRefusal(name: "email taken", answer: envelope(422, .emailTaken), expected: .emailTaken),
-        EmailRefusal(name: "email already set", answer: envelope(409, .emailAlreadySet), expected: .emailAlreadySet),
-        EmailRefusal(name: "no SMTP", answer: envelope(404, .notFound), expected: .emailNotConfigured),
-        EmailRefusal(name: "invalid credentials", answer: envelope(401, .invalidCredentials), expected: .invalidCredentials),
-        EmailRefusal(name: "not verified", answer: envelope(401, .emailNotVerified), expected: .emailNotVerified),
-        EmailRefusal(name: "invalid code", answer: envelope(400, .invalidCode), expected: .invalidCode),
+        EmailRefusal(name: "too short", answer: envelope(400, .weakPassword, reason: "too_short"), expected: weakPassword(.tooShort)),
+        EmailRefusal(name: "too long", answer: envelope(400, .weakPassword, reason: "too_long"), expected: weakPassword(.tooLong)),
+        EmailRefusal(name: "same as email", answer: envelope(400, .weakPassword, reason: "same_as_email"), expected: weakPassword(.sameAsEmail)),
+        EmailRefusal(name: "common", answer: envelope(400, .weakPassword, reason: "common"), expected: weakPassword(.common)),
+        EmailRefusal(name: "invalid email", answer: envelope(400, .invalidEmail), expected: .refusal(400, .invalidEmail, "Refused.")),
+        EmailRefusal(name: "email taken", answer: envelope(422, .emailTaken), expected: .refusal(422, .emailTaken, "Refused.")),
+        EmailRefusal(name: "email already set", answer: envelope(409, .emailAlreadySet), expected: .refusal(409, .emailAlreadySet, "Refused.")),
         EmailRefusal(
-            name: "account locked", answer: envelope(429, .tooManyAttempts, headers: ["Retry-After": "120"]),
-            expected: .tooManyAttempts(retryAfter: 120)),
-        EmailRefusal(name: "account locked, no Retry-After", answer: envelope(429, .tooManyAttempts), expected: .tooManyAttempts(retryAfter: nil)),
+            name: "no SMTP", answer: envelope(404, .notFound),
+            expected: .refusal(404, .emailNotConfigured, "This server does not offer email and password sign-in.")),
+        EmailRefusal(
+            name: "invalid credentials", answer: envelope(401, .invalidCredentials), expected: .refusal(401, .invalidCredentials, "Refused.")),
+        EmailRefusal(name: "not verified", answer: envelope(401, .emailNotVerified), expected: .refusal(401, .emailNotVerified, "Refused.")),
+        EmailRefusal(name: "invalid code", answer: envelope(400, .invalidCode), expected: .refusal(400, .invalidCode, "Refused.")),
+        EmailRefusal(
+            name: "account locked", answer: envelope(429, .tooManyAttempts, headers: ["Retry-After": "120"]), expected: tooManyAttempts(120)),
+        EmailRefusal(name: "account locked, no Retry-After", answer: envelope(429, .tooManyAttempts), expected: tooManyAttempts(nil)),
         EmailRefusal(
             name: "address rate limit", answer: envelope(429, .rateLimited, headers: ["Retry-After": "60"]),
             expected: .rateLimited(RateLimitInfo(retryAfter: 60))),

@@ -139,14 +139,15 @@ import Testing
         let stored = try fixture.store.load()
         #expect(before.isSignedIn)
 
-        await #expect(throws: LatchkeyError.identityAlreadyLinked) {
+        await #expect(throws: LatchkeyError.refusal(409, .identityAlreadyLinked, "This Apple ID belongs to another user.")) {
             try await session.signInWithApple(identityToken: "apple-token", rawNonce: "raw-nonce")
         }
         #expect(transport.requests(to: Self.applePath).first?.bearer == "access-1")
         #expect(try fixture.store.load() == stored)
         #expect(await session.state == before)
-        #expect(LatchkeyError.identityAlreadyLinked.code == .identityAlreadyLinked)
-        #expect(LatchkeyError.identityAlreadyLinked.description == "This sign-in already belongs to another account. Nothing was linked or merged.")
+        #expect(
+            LatchkeyError.refusal(409, .identityAlreadyLinked, "no").description
+                == "This sign-in already belongs to another account. Nothing was linked or merged.")
     }
 
     @Test func aRefusedIdentityTokenIsARejectedSignInNotAnExpiredSession() async throws {
@@ -162,7 +163,7 @@ import Testing
         let before = await session.bootstrap()
         let stored = try fixture.store.load()
 
-        await #expect(throws: LatchkeyError.signInRejected(code: .invalidToken, message: "The identity token's nonce does not match.")) {
+        await #expect(throws: LatchkeyError.refusal(401, .signInRejected, "The identity token's nonce does not match.")) {
             try await session.signInWithApple(identityToken: "apple-token", rawNonce: "raw-nonce")
         }
         #expect(transport.requests.map(\.url.path) == ["/api/v1/auth/me", Self.applePath])  // no refresh, no retry
@@ -179,7 +180,7 @@ import Testing
         let error = await #expect(throws: LatchkeyError.self) {
             try await fixture.session().signInWithApple(identityToken: "apple-token", rawNonce: "raw-nonce", authorizationCode: "apple-code")
         }
-        #expect(error == .server(status: 502, code: .upstreamError, message: "Apple refused the authorization code."))
+        #expect(error == .failure(502, .upstreamError, "Apple refused the authorization code."))
         #expect(error?.code == .upstreamError)
         #expect(error?.description.contains("identity provider") == true)
         #expect(try fixture.store.load() == stored)
@@ -269,7 +270,7 @@ import Testing
         let fixture = Fixture { _ in .error(401, .invalidToken, "The token's issuer is not configured.") }
         try fixture.storeSession()
         let stored = try fixture.store.load()
-        await #expect(throws: LatchkeyError.signInRejected(code: .invalidToken, message: "The token's issuer is not configured.")) {
+        await #expect(throws: LatchkeyError.refusal(401, .signInRejected, "The token's issuer is not configured.")) {
             try await fixture.session().exchangeExternalToken("clerk-token")
         }
         #expect(fixture.transport.requests.map(\.url.path) == [Self.exchangePath])
@@ -324,7 +325,7 @@ import Testing
         let fixture = Fixture { _ in .error(503, .serviceUnavailable) }
         try fixture.storeDeviceSession()
         let stored = try fixture.store.load()
-        await #expect(throws: LatchkeyError.server(status: 503, code: .serviceUnavailable, message: "no")) {
+        await #expect(throws: LatchkeyError.failure(503, .serviceUnavailable, "no")) {
             try await fixture.session().deleteAccount()
         }
         #expect(try fixture.store.load() == stored)

@@ -115,7 +115,7 @@ import Testing
         store.failsReads = true  // launched in the background before the first unlock
         let session = LatchkeySession(
             configuration: .init(serverURL: Fixture.serverURL), secureStore: store, defaults: defaults, transport: transport, clock: clock)
-        #expect(await session.bootstrap() == .storeUnavailable)
+        #expect(await session.bootstrap() == .storeUnavailable(.locked))
         store.failsReads = false
         let (lifecycle, events) = AsyncStream<AppLifecycleEvent>.makeStream()
         let following = Task { await session.follow(lifecycle) }

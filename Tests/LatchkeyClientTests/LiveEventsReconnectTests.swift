@@ -87,7 +87,7 @@ struct LiveEventsReconnectTests {
         let session = fixture.session()
         var events = session.liveEvents().makeAsyncIterator()
         #expect(await events.next() == .ended(.signedOut))
-        #expect(await session.state == .sessionExpired)
+        #expect(await session.state == .signedOut(reason: .sessionExpired))
         #expect(fixture.webSocket.requests.count == 1)
     }
 

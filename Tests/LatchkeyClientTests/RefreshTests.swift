@@ -53,7 +53,7 @@ import Testing
         let session = fixture.session()
         await #expect(throws: LatchkeyError.sessionExpired) { try await session.currentUser() }
         #expect(fixture.transport.requests.map(\.url.path) == ["/api/v1/auth/me", "/api/v1/auth/refresh"])
-        #expect(await session.state == .sessionExpired)
+        #expect(await session.state == .signedOut(reason: .sessionExpired))
     }
 
     @Test func aServerErrorDuringRefreshKeepsTheSession() async throws {
@@ -62,7 +62,7 @@ import Testing
         }
         try fixture.storeSession()
         let session = fixture.session()
-        await #expect(throws: LatchkeyError.server(status: 503, code: .serviceUnavailable, message: "no")) { try await session.currentUser() }
+        await #expect(throws: LatchkeyError.failure(503, .serviceUnavailable, "no")) { try await session.currentUser() }
         #expect(fixture.transport.requests(to: "/api/v1/auth/refresh").count == 1)
         #expect(try fixture.store.load()?.session?.refreshToken == "refresh-1")
     }
@@ -160,7 +160,7 @@ import Testing
         let session = fixture.session()
         await #expect(throws: LatchkeyError.sessionExpired) { try await session.currentUser() }
         #expect(fixture.transport.requests.count == 1)
-        #expect(await session.state == .sessionExpired)
+        #expect(await session.state == .signedOut(reason: .sessionExpired))
     }
 
     @Test func anExpiredGuestTokenIsNotSent() async throws {

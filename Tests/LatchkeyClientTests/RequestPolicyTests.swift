@@ -94,19 +94,19 @@ import Testing
 
     @Test func aMissingDeviceIDAnswerIsItsOwnError() async throws {
         let (_, session, _) = try self.signedIn { _ in .error(400, .invalidHeader, "X-Device-ID header is required for guest users.") }
-        await #expect(throws: LatchkeyError.missingDeviceID(message: "X-Device-ID header is required for guest users.")) {
+        await #expect(throws: LatchkeyError.refusal(400, .invalidHeader, "X-Device-ID header is required for guest users.")) {
             try await session.send(.get("/api/v1/edit", auth: .bearer))
         }
     }
 
     @Test func noAnswerIsOfflineAndA5xxIsAServerError() async throws {
         let (_, offline, _) = try self.signedIn { _ in throw URLError(.notConnectedToInternet) }
-        await #expect(throws: LatchkeyError.offline) { try await offline.send(.get("/api/v1/health", auth: .none)) }
+        await #expect(throws: LatchkeyError.offline(.notConnectedToInternet)) { try await offline.send(.get("/api/v1/health", auth: .none)) }
         let (_, failing, _) = try self.signedIn { _ in TransportResponse(status: 502) }
-        await #expect(throws: LatchkeyError.server(status: 502, code: nil, message: "HTTP 502")) {
+        await #expect(throws: LatchkeyError.failure(502, nil, "HTTP 502")) {
             try await failing.send(.get("/api/v1/health", auth: .none))
         }
-        #expect(LatchkeyError.offline.description == "Cannot reach the server. Check your connection and try again.")
+        #expect(LatchkeyError.offline(.notConnectedToInternet).description == "Cannot reach the server. Check your connection and try again.")
     }
 
     @Test func anExternalTokenProviderSuppliesTheBearerAndIsAskedForAFreshOneAfterA401() async throws {

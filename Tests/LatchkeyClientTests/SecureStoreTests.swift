@@ -103,7 +103,7 @@ import Testing
         let session = LatchkeySession(
             configuration: .init(serverURL: Fixture.serverURL), secureStore: store, defaults: InMemoryKeyValueStore(), transport: transport,
             clock: ManualLatchkeyClock())
-        #expect(await session.bootstrap() == .storeUnavailable)
+        #expect(await session.bootstrap() == .storeUnavailable(.locked))
         keychain.locked = false
         #expect(try store.load()?.session != nil)  // nothing was lost
     }

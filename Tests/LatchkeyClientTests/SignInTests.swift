@@ -25,7 +25,7 @@ import Testing
 
     @Test func aWrongDeviceSecretIsItsOwnError() async throws {
         let fixture = Fixture { _ in .error(401, .invalidDeviceSecret, "This device ID is already registered.") }
-        await #expect(throws: LatchkeyError.invalidDeviceSecret) { try await fixture.session().registerDevice() }
+        #expect(await thrownCode { try await fixture.session().registerDevice() } == .invalidDeviceSecret)
     }
 
     @Test func anAccessCodeIsValidatedThenStored() async throws {
@@ -49,7 +49,7 @@ import Testing
 
     @Test func anAccessCodeForAnotherUserIsRefusedUnlessAllowed() async throws {
         let fixture = Fixture { _ in .json(200, ValidateTokenResponse(sub: UUID().uuidString.lowercased(), exp: 1_802_592_000, kind: .accessCode)) }
-        await #expect(throws: LatchkeyError.accessCodeForAnotherDevice) { try await fixture.session().redeemAccessCode("code") }
+        #expect(await thrownCode { try await fixture.session().redeemAccessCode("code") } == .accessCodeForAnotherDevice)
         #expect(try fixture.store.load()?.session == nil)
         try await fixture.session { $0.requireAccessCodeForThisDevice = false }.redeemAccessCode("code")
         #expect(try fixture.store.load()?.session?.accessToken == "code")
@@ -57,7 +57,7 @@ import Testing
 
     @Test func aRejectedAccessCodeIsAnInvalidCode() async throws {
         let fixture = Fixture { _ in .json(401, InvalidTokenResponse(error: .init(code: .invalidToken, message: "Expired."))) }
-        await #expect(throws: LatchkeyError.invalidAccessCode) { try await fixture.session().redeemAccessCode("code") }
+        #expect(await thrownCode { try await fixture.session().redeemAccessCode("code") } == .invalidAccessCode)
     }
 
     @Test func signOutRevokesOnTheServerWithTheScopeAndClearsTheSession() async throws {
@@ -78,7 +78,7 @@ import Testing
         let fixture = Fixture { _ in throw URLError(.timedOut) }
         try fixture.storeSession()
         let session = fixture.session()
-        await #expect(throws: LatchkeyError.offline) { try await session.signOut() }
+        await #expect(throws: LatchkeyError.offline(.timedOut)) { try await session.signOut() }
         #expect(try fixture.store.load()?.session == nil)
         #expect(await session.state == .signedOut(reason: .requested))
     }

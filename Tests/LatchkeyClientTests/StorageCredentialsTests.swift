@@ -107,7 +107,7 @@ import Testing
         }
         try fixture.storeSession(lifetime: 86_400)
         let session = fixture.session()
-        await #expect(throws: LatchkeyError.server(status: 503, code: .serviceUnavailable, message: "no")) { try await session.storageCredentials() }
+        await #expect(throws: LatchkeyError.failure(503, .serviceUnavailable, "no")) { try await session.storageCredentials() }
         #expect(try await session.storageCredentials().accessKeyID == "ASIAKEY2")
         #expect(fixture.transport.requests(to: Self.path).count == 2)
     }

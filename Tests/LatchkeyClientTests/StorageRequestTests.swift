@@ -73,16 +73,16 @@ import Testing
 
     /// Errors are told apart by the envelope's code alone; the message is carried, never matched.
     @Test(arguments: [
-        (TransportResponse.error(401, .unknownDevice, "invalid_key"), LatchkeyError.unknownDevice),
-        (.error(400, .invalidKey, "unknown_device"), .invalidKey(message: "unknown_device")),
-        (.error(404, .notFound, "invalid_key"), .storageNotConfigured),
-        (.error(401, .invalidToken, "unknown_device"), .unauthorized(code: .invalidToken, message: "unknown_device")),
-        (.error(400, .invalidRequest, "invalid_key"), .rejected(status: 400, code: .invalidRequest, message: "invalid_key")),
+        (TransportResponse.error(401, .unknownDevice, "invalid_key"), LatchkeyError.refusal(401, .unknownDevice, "invalid_key")),
+        (.error(400, .invalidKey, "unknown_device"), .refusal(400, .invalidKey, "unknown_device")),
+        (.error(404, .notFound, "invalid_key"), .refusal(404, .storageNotConfigured, "This server offers no storage.")),
+        (.error(401, .invalidToken, "unknown_device"), .refusal(401, .invalidToken, "unknown_device")),
+        (.error(400, .invalidRequest, "invalid_key"), .refusal(400, .invalidRequest, "invalid_key")),
         (
             .error(404, ErrorCode(rawValue: "no_such_thing"), "not_found"),
-            .rejected(status: 404, code: ErrorCode(rawValue: "no_such_thing"), message: "not_found")
+            .refusal(404, ErrorCode(rawValue: "no_such_thing"), "not_found")
         ),
-        (TransportResponse(status: 404, body: Data("not_found".utf8)), .rejected(status: 404, code: nil, message: "HTTP 404")),
+        (TransportResponse(status: 404, body: Data("not_found".utf8)), .refusal(404, nil, "HTTP 404")),
     ])
     func anAssetAnswerIsMappedByItsCode(answer: TransportResponse, error: LatchkeyError) async throws {
         let (fixture, session, _) = try self.signedIn { _ in answer }
@@ -93,12 +93,12 @@ import Testing
 
     @Test func aRefusedKeyAndAServerWithoutStorageAreTheirOwnErrorsForPresignedURLsToo() async throws {
         let (_, refusing, _) = try self.signedIn { _ in .error(400, .invalidKey, "key contains a . or .. segment.") }
-        await #expect(throws: LatchkeyError.invalidKey(message: "key contains a . or .. segment.")) {
+        await #expect(throws: LatchkeyError.refusal(400, .invalidKey, "key contains a . or .. segment.")) {
             try await refusing.presignedURL(key: "../x", method: .get)
         }
         let (_, unconfigured, _) = try self.signedIn { _ in .error(404, .notFound) }
-        await #expect(throws: LatchkeyError.storageNotConfigured) { try await unconfigured.presignedURL(key: "a", method: .get) }
-        await #expect(throws: LatchkeyError.storageNotConfigured) { try await unconfigured.storageCredentials() }
+        #expect(await thrownCode { try await unconfigured.presignedURL(key: "a", method: .get) } == .storageNotConfigured)
+        #expect(await thrownCode { try await unconfigured.storageCredentials() } == .storageNotConfigured)
     }
 
     @Test func pastThePerDeviceLimitAssetsAreRateLimited() async throws {

@@ -40,7 +40,7 @@ import Testing
             configuration: .init(serverURL: Fixture.serverURL), secureStore: store, defaults: InMemoryKeyValueStore(),
             transport: StubTransport { _ in TransportResponse(status: 500) }, clock: ManualLatchkeyClock())
 
-        #expect(await session.bootstrap() == .storeUnavailable)
+        #expect(await session.bootstrap() == .storeUnavailable(.unreadable))
         await #expect(throws: LatchkeyError.self) { try await session.deviceID() }
         await #expect(throws: LatchkeyError.self) { try await session.registerDevice() }
         #expect(try Data(contentsOf: store.fileURL) == garbage)

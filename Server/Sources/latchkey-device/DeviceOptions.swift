@@ -68,16 +68,20 @@ struct DeviceOptions: ParsableArguments {
         }
     }
 
+    /// Refusals that mean "sign in (again)": exit 3, as a 401 is.
+    static let signInCodes: Set<ErrorCode?> = [
+        .invalidDeviceSecret, .invalidAccessCode, .accessCodeForAnotherDevice, .signInRejected, .reauthenticationRequired, .unknownDevice,
+        .invalidCredentials, .emailNotVerified,
+    ]
+
     static func exitCode(for error: LatchkeyError) -> Int32 {
         switch error {
-        case .notSignedIn, .sessionExpired, .unauthorized, .invalidDeviceSecret, .invalidAccessCode, .accessCodeForAnotherDevice, .signInRejected,
-            .reauthenticationRequired, .unknownDevice, .invalidCredentials, .emailNotVerified:
-            3
-        case .rateLimited, .tooManyAttempts: 4
-        case .offline, .server, .storeUnavailable, .invalidResponse: 5
-        case .rejected, .missingDeviceID, .notRefreshable, .identityAlreadyLinked, .invalidKey, .storageNotConfigured, .emailTaken, .weakPassword,
-            .invalidEmail, .invalidCode, .emailAlreadySet, .emailNotConfigured:
-            1
+        case .notSignedIn, .sessionExpired: 3
+        case .rejected(let details) where details.code == .tooManyAttempts: 4
+        case .rejected(let details) where details.status == 401 || Self.signInCodes.contains(details.code): 3
+        case .rateLimited: 4
+        case .offline, .connectionRefused, .server, .storeUnavailable: 5
+        case .rejected: 1
         case .invalidRequest: 2
         }
     }
@@ -122,9 +126,8 @@ enum Output {
     static func name(of state: AuthState) -> String {
         switch state {
         case .restoring: "restoring"
-        case .signedOut: "signed_out"
+        case .signedOut(let reason): reason == .sessionExpired ? "session_expired" : "signed_out"
         case .signedIn: "signed_in"
-        case .sessionExpired: "session_expired"
         case .storeUnavailable: "store_unavailable"
         }
     }

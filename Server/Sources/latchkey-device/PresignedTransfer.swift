@@ -4,18 +4,21 @@ import LatchkeyClient
 
 /// Sends what a presigned URL stands for with URLSession, and no Latchkey credential: the URL carries its own signature.
 enum PresignedTransfer {
-    /// The store's 2xx answer to `presigned` with `body`. A refusal is ``LatchkeyError/rejected(status:code:message:)``
-    /// (exit 1), a failing store ``LatchkeyError/server(status:code:message:)`` and no answer ``LatchkeyError/offline`` (both
-    /// exit 5).
+    /// The store's 2xx answer to `presigned` with `body`. A refusal is ``LatchkeyError/rejected(_:)`` (exit 1), a failing
+    /// store ``LatchkeyError/server(_:)`` and no answer ``LatchkeyError/offline(_:)`` (both exit 5).
     static func send(_ presigned: PresignedURL, body: Data? = nil) async throws -> TransportResponse {
-        guard let url = URL(string: presigned.url) else { throw LatchkeyError.invalidResponse }
+        guard let url = URL(string: presigned.url) else {
+            throw LatchkeyError.server(.init(code: .invalidResponse, message: "The server sent a presigned URL that cannot be read."))
+        }
         let request = TransportRequest(method: presigned.method.rawValue, url: url, headers: presigned.headers, body: body)
         let response: TransportResponse
-        do { response = try await URLSessionTransport().send(request) } catch { throw LatchkeyError.offline }
+        do { response = try await URLSessionTransport().send(request) } catch {
+            throw LatchkeyError.offline((error as? URLError)?.code ?? .unknown)
+        }
         switch response.status {
         case 200..<300: return response
-        case 500...: throw LatchkeyError.server(status: response.status, code: nil, message: Self.answer(to: request, response))
-        default: throw LatchkeyError.rejected(status: response.status, code: nil, message: Self.answer(to: request, response))
+        case 500...: throw LatchkeyError.server(.init(status: response.status, message: Self.answer(to: request, response)))
+        default: throw LatchkeyError.rejected(.init(status: response.status, message: Self.answer(to: request, response)))
         }
     }
 

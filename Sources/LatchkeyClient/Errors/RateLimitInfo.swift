@@ -43,14 +43,16 @@ public struct RateLimitInfo: Sendable, Equatable, CustomStringConvertible {
         if self.limit == nil, self.remaining == nil, self.reset == nil, self.retryAfter == nil { return nil }
     }
 
-    /// How long to wait, in words: "Try again in 3 minutes."
+    /// How long to wait, in words: "Try again in 3 minutes." (from the SDK's string catalog, keys `rate_limit.*`).
     public var description: String {
-        guard let seconds = self.retryAfter else { return "Try again later." }
+        guard let seconds = self.retryAfter else { return ErrorMessages.text("rate_limit.later") }
         let minutes = Int((seconds / 60).rounded(.up))
-        if seconds < 60 { return "Try again in \(Int(seconds.rounded(.up))) second\(Int(seconds.rounded(.up)) == 1 ? "" : "s")." }
-        if minutes < 120 { return "Try again in \(minutes) minute\(minutes == 1 ? "" : "s")." }
-        let hours = Int((seconds / 3600).rounded(.up))
-        return "Try again in \(hours) hours."
+        if seconds < 60 {
+            let whole = Int(seconds.rounded(.up))
+            return whole == 1 ? ErrorMessages.text("rate_limit.second") : ErrorMessages.text("rate_limit.seconds", whole)
+        }
+        if minutes < 120 { return minutes == 1 ? ErrorMessages.text("rate_limit.minute") : ErrorMessages.text("rate_limit.minutes", minutes) }
+        return ErrorMessages.text("rate_limit.hours", Int((seconds / 3600).rounded(.up)))
     }
 
     private static func httpDate(_ value: String) -> Date? {

@@ -12,7 +12,7 @@ extension LatchkeySession {
             await self.revalidate()
         case .protectedDataDidBecomeAvailable:
             if self.hasUnsavedCredentials { self.writeUnsavedCredentials() }
-            if self.state == .storeUnavailable { await self.bootstrap() }
+            if case .storeUnavailable = self.state { await self.bootstrap() }
         }
     }
 
@@ -24,10 +24,10 @@ extension LatchkeySession {
 
     /// Brings the session up to date after time in the background: follows what another process did to the stored
     /// session (an extension's sign-out ends it here, its refresh or sign-in is adopted), and refreshes a token that
-    /// expires within the clock-skew buffer (a guest or access-code token that does is over: ``AuthState/sessionExpired``).
+    /// expires within the clock-skew buffer (a guest or access-code token that does is over: `.signedOut(reason: .sessionExpired)`).
     /// Before the first ``bootstrap()`` (or while the store was unavailable) it bootstraps. Errors (offline) change nothing.
     public func revalidate() async {
-        guard self.credentials != nil, self.state != .storeUnavailable, self.state != .restoring else {
+        guard self.credentials != nil, !self.isStoreUnavailable, self.state != .restoring else {
             await self.bootstrap()
             return
         }
@@ -35,9 +35,14 @@ extension LatchkeySession {
         self.followStoredSession()
         guard let session = self.credentials?.session, self.isExpiring(session) else { return }
         guard session.refreshToken != nil else {
-            self.endSession(.sessionExpired, reason: .sessionExpired)
+            self.endSession(.signedOut(reason: .sessionExpired), reason: .sessionExpired)
             return
         }
         _ = try? await self.refreshSession(replacing: session.accessToken)
     }
+}
+
+extension LatchkeySession {
+    /// Whether the state is ``AuthState/storeUnavailable(_:)``, whatever the problem.
+    var isStoreUnavailable: Bool { if case .storeUnavailable = self.state { true } else { false } }
 }

@@ -83,8 +83,9 @@ extension LatchkeySession {
             target = try await self.liveEventsTarget(replacing: rejected)
         } catch {
             switch error {
-            case LatchkeyError.notSignedIn, LatchkeyError.sessionExpired, LatchkeyError.notRefreshable: return .ended(.signedOut)
-            case LatchkeyError.storeUnavailable(let reason): return .ended(.storeUnavailable(reason))
+            case LatchkeyError.notSignedIn, LatchkeyError.sessionExpired: return .ended(.signedOut)
+            case let error as LatchkeyError where error.has(.notRefreshable): return .ended(.signedOut)
+            case LatchkeyError.storeUnavailable(let problem): return .ended(.storeUnavailable(problem))
             case is CancellationError: return .cancelled
             default: return .dropped(connected: false, retryAfter: nil)
             }

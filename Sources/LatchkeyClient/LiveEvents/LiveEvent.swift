@@ -46,6 +46,6 @@ public enum LiveEventsEnd: Sendable, Equatable {
     /// This platform cannot open WebSockets; the text says why (on Linux: a libcurl without WebSocket support, see
     /// ``URLSessionWebSocketTransport``).
     case unsupported(String)
-    /// The secure store could not be read; the text says why.
-    case storeUnavailable(String)
+    /// The secure store could not be read.
+    case storeUnavailable(StoreProblem)
 }

@@ -27,7 +27,7 @@ extension SessionEventFrame {
         case SessionEventType.tokenExpiring: self.expiresAt.map { .tokenExpiring(expiresAt: $0) }
         case SessionEventType.reauthenticated: self.expiresAt.map { .reauthenticated(expiresAt: $0) }
         case SessionEventType.userDeleted: .userDeleted
-        case SessionEventType.sessionRevoked: .sessionRevoked(self.reason.flatMap(SessionRevocationReason.init(rawValue:)))
+        case SessionEventType.sessionRevoked: .sessionRevoked(self.reason.map(SessionRevocationReason.init(rawValue:)))
         case SessionEventType.error: .serverError(code: self.error ?? "unknown", message: self.message ?? "")
         default: nil
         }

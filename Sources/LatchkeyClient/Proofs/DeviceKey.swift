@@ -53,7 +53,7 @@ public struct DeviceKey: Sendable, Equatable, CustomStringConvertible, CustomDeb
             #if canImport(CryptoKit) && !os(Linux)
             return try SecureEnclave.P256.Signing.PrivateKey(dataRepresentation: self.data).publicKey
             #else
-            throw LatchkeyError.storeUnavailable("this device key lives in a Secure Enclave this platform does not have")
+            throw LatchkeyError.storeUnavailable(.misconfigured("this device key lives in a Secure Enclave this platform does not have"))
             #endif
         }
     }
@@ -66,7 +66,7 @@ public struct DeviceKey: Sendable, Equatable, CustomStringConvertible, CustomDeb
             #if canImport(CryptoKit) && !os(Linux)
             return try SecureEnclave.P256.Signing.PrivateKey(dataRepresentation: self.data).signature(for: message).rawRepresentation
             #else
-            throw LatchkeyError.storeUnavailable("this device key lives in a Secure Enclave this platform does not have")
+            throw LatchkeyError.storeUnavailable(.misconfigured("this device key lives in a Secure Enclave this platform does not have"))
             #endif
         }
     }

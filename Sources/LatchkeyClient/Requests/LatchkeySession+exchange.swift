@@ -90,7 +90,7 @@ extension LatchkeySession {
         guard let session = try self.loadCredentials().session else { throw LatchkeyError.notSignedIn }
         guard self.isExpiring(session) else { return session.accessToken }
         guard session.refreshToken != nil else {
-            self.endSession(.sessionExpired, reason: .sessionExpired)
+            self.endSession(.signedOut(reason: .sessionExpired), reason: .sessionExpired)
             throw LatchkeyError.sessionExpired
         }
         return try await self.refreshSession(replacing: session.accessToken).accessToken
@@ -102,7 +102,7 @@ extension LatchkeySession {
         guard session.accessToken == token else { return }  // already replaced while this request was in flight
         guard session.refreshToken != nil else {
             if self.adoptNewerSession(replacing: token) != nil { return }
-            self.endSession(.sessionExpired, reason: .sessionExpired)
+            self.endSession(.signedOut(reason: .sessionExpired), reason: .sessionExpired)
             throw LatchkeyError.sessionExpired
         }
         _ = try await self.refreshSession(replacing: token)

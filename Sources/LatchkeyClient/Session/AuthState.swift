@@ -5,15 +5,15 @@ public enum AuthState: Sendable, Equatable, CustomStringConvertible {
     /// Before ``LatchkeySession/bootstrap()`` has finished.
     case restoring
     /// No session: show the sign-in (or "continue as guest") screen. `reason` says why a session this app had ended
-    /// (`nil` when there was none, as at a first launch): ``SignOutReason/revoked`` when the server revoked it and said
-    /// so over ``LatchkeySession/liveEvents()``.
+    /// (`nil` when there was none, as at a first launch): ``SignOutReason/sessionExpired`` when the refresh token was
+    /// rejected or a token without refresh expired (say so, then sign in again), ``SignOutReason/revoked`` when the
+    /// server revoked it and said so over ``LatchkeySession/liveEvents()``. This is the one spelling of a session's end.
     case signedOut(reason: SignOutReason? = nil)
     /// A session is in use.
     case signedIn(AuthSession)
-    /// The session ended for good (refresh rejected, or a token without refresh expired): say so, then sign in again.
-    case sessionExpired
-    /// The secure store cannot be read right now (Keychain locked): the session is not lost; bootstrap again later.
-    case storeUnavailable
+    /// The secure store cannot be read right now: the session is not lost. With ``StoreProblem/locked`` bootstrap again
+    /// when protected data becomes available (``LatchkeySession/handle(_:)`` does); the other problems need the app.
+    case storeUnavailable(StoreProblem)
 
     /// Whether a session is in use.
     public var isSignedIn: Bool { if case .signedIn = self { true } else { false } }
@@ -24,8 +24,7 @@ public enum AuthState: Sendable, Equatable, CustomStringConvertible {
         case .restoring: "restoring"
         case .signedOut(let reason): reason.map { "signed out (\($0.rawValue))" } ?? "signed out"
         case .signedIn(let session): "signed in (\(session))"
-        case .sessionExpired: "session expired"
-        case .storeUnavailable: "secure storage unavailable"
+        case .storeUnavailable(let problem): "secure storage unavailable (\(problem.name))"
         }
     }
 }

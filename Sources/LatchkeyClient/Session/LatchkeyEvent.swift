@@ -15,8 +15,8 @@ public enum LatchkeyEvent: Sendable, Equatable {
     /// signed in, a second CLI run): newer tokens of the same session, or the next user's sign-in.
     case sessionAdopted(AuthSession)
     /// The secure store could not be written (or read) when it had to keep what the server just issued; the session
-    /// keeps it in memory and writes it at its next use. The text says why, in words a person can read.
-    case storeUnavailable(String)
+    /// keeps it in memory and writes it at its next use.
+    case storeUnavailable(StoreProblem)
 }
 
 /// Why a session ended (``LatchkeyEvent/signedOut(_:)``).

@@ -8,12 +8,12 @@ extension LatchkeySession {
     /// (a token without refresh is dropped: signed out) → `GET /auth/me` → on 401 refresh and retry once → otherwise
     /// signed out. When the server cannot be reached or fails (5xx), a restored session stays signed in (requests fail as
     /// offline). A locked Keychain, or stored bytes that cannot be read (kept as they are), give
-    /// ``AuthState/storeUnavailable``: call again later (``handle(_:)`` does when protected data becomes available).
+    /// ``AuthState/storeUnavailable(_:)`` (``StoreProblem/locked`` or ``StoreProblem/unreadable``): call again later (``handle(_:)`` does when protected data becomes available).
     @discardableResult
     public func bootstrap() async -> AuthState {
         let credentials: StoredCredentials
         do { credentials = try self.loadCredentials() } catch {
-            self.setState(.storeUnavailable)
+            self.setState(.storeUnavailable(Self.storeProblem(of: error)))
             return self.state
         }
         if self.configuration.tokenProvider != nil { return await self.bootstrapWithProvider() }
@@ -42,8 +42,9 @@ extension LatchkeySession {
     /// The state after a failed bootstrap step: offline or a failing server keeps the session, a rejection ends it.
     private func settle(after error: any Error) -> AuthState {
         switch error {
-        case LatchkeyError.sessionExpired: self.endSession(.sessionExpired, reason: .sessionExpired)
-        case LatchkeyError.notSignedIn, LatchkeyError.unauthorized: self.endSession(.signedOut(reason: .sessionExpired), reason: .sessionExpired)
+        case LatchkeyError.sessionExpired, LatchkeyError.notSignedIn: self.endSession(.signedOut(reason: .sessionExpired), reason: .sessionExpired)
+        case LatchkeyError.rejected(let details) where details.status == 401:
+            self.endSession(.signedOut(reason: .sessionExpired), reason: .sessionExpired)
         default:
             if let current = self.credentials?.session {
                 self.setState(.signedIn(AuthSession(current)))
@@ -52,5 +53,14 @@ extension LatchkeySession {
             }
         }
         return self.state
+    }
+
+    /// The store problem `error` stands for (a store that threw something else has ``StoreProblem/failed(_:)``).
+    static func storeProblem(of error: any Error) -> StoreProblem {
+        switch error {
+        case LatchkeyError.storeUnavailable(let problem): problem
+        case let error as SecureStoreError: error.problem
+        default: .failed(String(describing: type(of: error)))
+        }
     }
 }

@@ -52,9 +52,9 @@ extension LatchkeySession {
         let pair: TokenPairResponse
         do {
             pair = try await self.sendEmailRequest(request, decoding: TokenPairResponse.self, hiding: [password])
-        } catch LatchkeyError.emailNotVerified {
+        } catch let error as LatchkeyError where error.has(.emailNotVerified) {
             self.emailAwaitingVerification = email
-            throw LatchkeyError.emailNotVerified
+            throw error
         }
         return try self.begin(self.storedSession(from: pair))
     }
@@ -199,8 +199,8 @@ extension LatchkeySession {
     ) async throws -> Response {
         do {
             return try await self.send(request, decoding: type)
-        } catch LatchkeyError.rejected(404, let code, _) where code == .notFound {
-            throw LatchkeyError.emailNotConfigured
+        } catch let error as LatchkeyError where error.details?.status == 404 && error.has(.notFound) {
+            throw LatchkeyError.rejected(.emailNotConfigured, status: 404)
         } catch let error as LatchkeyError {
             throw error.redacting(secrets + [self.credentials?.session?.accessToken, self.credentials?.session?.refreshToken])
         }

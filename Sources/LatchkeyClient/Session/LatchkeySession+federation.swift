@@ -61,12 +61,12 @@ extension LatchkeySession {
         identityToken: Data, rawNonce: String, authorizationCode: Data? = nil, linkingCurrentUser: Bool = true
     ) async throws -> AuthSession {
         guard let token = String(data: identityToken, encoding: .utf8) else {
-            throw LatchkeyError.signInRejected(code: nil, message: "The identity token from Apple is not UTF-8 text.")
+            throw LatchkeyError.rejected(.signInRejected, message: "The identity token from Apple is not UTF-8 text.")
         }
         var code: String?
         if let authorizationCode {
             guard let text = String(data: authorizationCode, encoding: .utf8) else {
-                throw LatchkeyError.signInRejected(code: nil, message: "The authorization code from Apple is not UTF-8 text.")
+                throw LatchkeyError.rejected(.signInRejected, message: "The authorization code from Apple is not UTF-8 text.")
             }
             code = text
         }
@@ -131,8 +131,8 @@ extension LatchkeySession {
     private func signInPair(_ request: LatchkeyRequest, hiding secrets: [String?]) async throws -> TokenPairResponse {
         do {
             return try await self.send(request, decoding: TokenPairResponse.self)
-        } catch LatchkeyError.unauthorized(let code, let message) {
-            throw LatchkeyError.signInRejected(code: code, message: message).redacting(secrets)
+        } catch let error as LatchkeyError where error.details?.status == 401 {
+            throw LatchkeyError.rejected(.signInRejected, status: 401, message: error.details?.message).redacting(secrets)
         } catch let error as LatchkeyError {
             throw error.redacting(secrets)
         }

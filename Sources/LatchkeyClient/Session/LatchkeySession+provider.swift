@@ -15,7 +15,7 @@ extension LatchkeySession {
             let profile = try await self.currentUser()
             self.defaults.set(ProviderUser(userID: profile.userID, token: current).stored, forKey: self.providerUserKey)
             self.setState(.signedIn(AuthSession(userID: profile.userID, kind: .external, expiresAt: nil)))
-        } catch LatchkeyError.notSignedIn, LatchkeyError.unauthorized, LatchkeyError.sessionExpired {
+        } catch let error as LatchkeyError where error == .notSignedIn || error == .sessionExpired || error.details?.status == 401 {
             self.defaults.set(nil, forKey: self.providerUserKey)
             self.setState(.signedOut())
         } catch {

@@ -9,7 +9,7 @@ extension LatchkeySession {
         guard let session = try self.loadCredentials().session else { throw LatchkeyError.notSignedIn }
         // Asked to refresh, a session without a refresh token (a valid access code or guest token) stays as it is;
         // only a rejected token without a way to refresh ends it (see refreshSession).
-        guard session.refreshToken != nil else { throw LatchkeyError.notRefreshable }
+        guard session.refreshToken != nil else { throw LatchkeyError.rejected(.notRefreshable) }
         return AuthSession(try await self.refreshSession(replacing: session.accessToken))
     }
 
@@ -26,7 +26,7 @@ extension LatchkeySession {
         if let inFlight = self.refreshInFlight, inFlight.generation == self.generation { return try await inFlight.task.value }
         if let newer = self.adoptNewerSession(replacing: token) { return newer }
         guard let refreshToken = session.refreshToken else {
-            self.endSession(.sessionExpired, reason: .sessionExpired)
+            self.endSession(.signedOut(reason: .sessionExpired), reason: .sessionExpired)
             throw LatchkeyError.sessionExpired
         }
         let generation = self.generation
@@ -60,7 +60,7 @@ extension LatchkeySession {
         case 401:
             // Another process may have rotated the token and stored the result: that is not a sign-out.
             if let current = self.credentials?.session, let newer = self.adoptNewerSession(replacing: current.accessToken) { return newer }
-            self.endSession(.sessionExpired, reason: .sessionExpired)
+            self.endSession(.signedOut(reason: .sessionExpired), reason: .sessionExpired)
             throw LatchkeyError.sessionExpired
         default:
             _ = try self.check(response)

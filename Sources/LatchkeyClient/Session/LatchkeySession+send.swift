@@ -50,13 +50,15 @@ extension LatchkeySession {
         }
     }
 
-    /// A transport's failure as the SDK reports it: cancellation stays cancellation, anything else is no answer.
+    /// A transport's failure as the SDK reports it: cancellation stays cancellation, a `URLError` keeps its code (no answer,
+    /// ``LatchkeyError/offline(_:)``, or a connection the platform refused, ``LatchkeyError/connectionRefused(_:)``).
     static func transportError(_ error: any Error) -> any Error {
         switch error {
         case is CancellationError: CancellationError()
         case let error as URLError where error.code == .cancelled: CancellationError()
         case let error as LatchkeyError: error
-        default: LatchkeyError.offline
+        case let error as URLError: LatchkeyError.transport(error)
+        default: LatchkeyError.offline(.unknown)
         }
     }
 

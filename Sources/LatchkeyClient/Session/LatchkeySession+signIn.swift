@@ -21,11 +21,12 @@ extension LatchkeySession {
     public func registerDevice() async throws -> AuthSession {
         do {
             return try await self.registerThisDevice()
-        } catch LatchkeyError.rejected(409, let code, _) where code == .deviceIDClaimed || code == .userDeleted {
+        } catch let error as LatchkeyError where error.details?.status == 409 && (error.has(.deviceIDClaimed) || error.has(.userDeleted)) {
             try self.replaceDeviceIdentity(.idUnavailable)
             return try await self.registerThisDevice()
-        } catch LatchkeyError.invalidDeviceSecret
-            where self.configuration.restoredDevicePolicy == .startNewIdentity && self.credentials?.deviceIDRestored == true
+        } catch let error as LatchkeyError
+            where error.has(.invalidDeviceSecret) && self.configuration.restoredDevicePolicy == .startNewIdentity
+            && self.credentials?.deviceIDRestored == true
         {
             try self.replaceDeviceIdentity(.restoredFromBackup)
             return try await self.registerThisDevice()
@@ -78,12 +79,12 @@ extension LatchkeySession {
         do {
             let request = LatchkeyRequest(method: "GET", path: "/api/v1/validate-token", headers: ["Authorization": "Bearer \(code)"], auth: .none)
             validation = try await self.send(request, decoding: ValidateTokenResponse.self)
-        } catch LatchkeyError.unauthorized {
-            throw LatchkeyError.invalidAccessCode
+        } catch let error as LatchkeyError where error.details?.status == 401 {
+            throw LatchkeyError.rejected(.invalidAccessCode, status: 401)
         }
         let deviceID = try self.deviceID().uuidString
         if self.configuration.requireAccessCodeForThisDevice, validation.sub.caseInsensitiveCompare(deviceID) != .orderedSame {
-            throw LatchkeyError.accessCodeForAnotherDevice
+            throw LatchkeyError.rejected(.accessCodeForAnotherDevice)
         }
         if exchange {
             var request = try LatchkeyRequest.post(

@@ -109,8 +109,8 @@ extension LatchkeySession {
     private func sendStorage<Response: Decodable>(_ request: LatchkeyRequest, decoding type: Response.Type) async throws -> Response {
         do {
             return try await self.send(request, decoding: type)
-        } catch LatchkeyError.rejected(404, let code, _) where code == .notFound {
-            throw LatchkeyError.storageNotConfigured
+        } catch let error as LatchkeyError where error.details?.status == 404 && error.has(.notFound) {
+            throw LatchkeyError.rejected(.storageNotConfigured, status: 404)
         }
     }
 }

@@ -58,7 +58,7 @@ extension LatchkeySession {
         } catch let error as SecureStoreError {
             guard keepingOnFailure else { throw error.latchkeyError }
             failed = true
-            self.emit(.storeUnavailable(error.latchkeyError.description))
+            self.emit(.storeUnavailable(error.problem))
         }
         if let conflict { return .conflict(conflict) }
         var mine = base

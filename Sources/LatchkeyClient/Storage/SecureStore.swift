@@ -66,3 +66,14 @@ public final class InMemorySecureStore: SecureStore {
         try self.stored.withLock { stored in if let next = try change(stored) { stored = next } }
     }
 }
+
+extension SecureStoreError {
+    /// What this failure means for the app.
+    public var problem: StoreProblem {
+        switch self {
+        case .unavailable: .locked
+        case .corrupt: .unreadable
+        case .failed(let reason): .failed(reason)
+        }
+    }
+}

@@ -138,6 +138,14 @@ enum Samples {
             identities: [], devices: [])
     }
 
+    /// A profile's JSON with `kind` and `token_kind` as given (values a newer server may send).
+    static func profileJSON(kind: String, tokenKind: String) -> Data {
+        var object = (try? JSONSerialization.jsonObject(with: TransportResponse.json(200, Self.profile("u-1")).body)) as? [String: Any] ?? [:]
+        object["kind"] = kind
+        object["token_kind"] = tokenKind
+        return (try? JSONSerialization.data(withJSONObject: object)) ?? Data()
+    }
+
     /// `GET /auth/me` accepting only `token`.
     static func me(accepting tokens: Set<String>, _ request: TransportRequest) -> TransportResponse {
         tokens.contains(request.bearer ?? "") ? .json(200, Self.profile()) : .error(401, .invalidToken, "Token expired.")

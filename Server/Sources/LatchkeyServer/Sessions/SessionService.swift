@@ -185,7 +185,7 @@ package struct SessionService: Sendable {
                 return
             }
             throw ServiceError.reauthenticationRequired
-        case .guest, .accessCode:
+        default:
             throw ServiceError.forbidden("Only the account's own session can do this; guest tokens and access codes cannot.")
         }
     }

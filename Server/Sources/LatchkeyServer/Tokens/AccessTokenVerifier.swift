@@ -81,6 +81,8 @@ public final class AccessTokenVerifier: Sendable {
 
     private func checkClaims(_ claims: AccessTokenClaims, now: Date) throws {
         guard claims.issuer == self.issuer else { throw TokenRejection.wrongIssuer }
+        // `TokenKind` is open for clients; this server signs only the kinds it knows, so any other is not one of its tokens.
+        guard TokenKind.allCases.contains(claims.kind), claims.kind != .external else { throw TokenRejection.malformed }
         guard claims.audience == (claims.kind == .guest ? self.guestAudience : self.audience) else { throw TokenRejection.wrongAudience }
         let seconds = now.timeIntervalSince1970
         guard TimeInterval(claims.expiresAt) > seconds else { throw TokenRejection.expired }
@@ -99,6 +101,8 @@ public final class AccessTokenVerifier: Sendable {
             else { throw TokenRejection.revoked }
         case .guest, .external:
             break
+        default:
+            throw TokenRejection.malformed
         }
     }
 }

@@ -100,7 +100,7 @@ extension SQLLatchkeyStore: UserStore {
             case "u":
                 profile = UserProfileRecord(
                     user: UserRecord(
-                        id: try row.string("a"), kind: UserKind(rawValue: try row.string("b")) ?? .device, createdAt: try row.date("t1")),
+                        id: try row.string("a"), kind: UserKind(rawValue: try row.string("b")), createdAt: try row.date("t1")),
                     devices: [], identities: [], budgetLimit: try row.decode(column: "n1", as: Double?.self),
                     usedBudget: try row.decode(column: "n2", as: Double?.self) ?? 0)
             case "d":
@@ -175,6 +175,6 @@ extension SQLLatchkeyStore: UserStore {
 
     static func user(from row: any SQLRow) throws -> UserRecord {
         UserRecord(
-            id: try row.string("id"), kind: UserKind(rawValue: try row.string("kind")) ?? .device, createdAt: try row.date("created_at"))
+            id: try row.string("id"), kind: UserKind(rawValue: try row.string("kind")), createdAt: try row.date("created_at"))
     }
 }

@@ -75,7 +75,7 @@ struct EmailPasswordEndToEndTests {
             // Dead on the server too.
             #expect(try await Self.validateToken(tokenBeforeReset, on: server) == 401)
 
-            await #expect(throws: LatchkeyError.invalidCredentials) { try await signedOut.signIn(email: email, password: "correct horse battery") }
+            await expectRefusal(.invalidCredentials) { try await signedOut.signIn(email: email, password: "correct horse battery") }
             #expect(try await signedOut.signIn(email: email, password: "new horse battery staple").userID == device.userID)
         }
     }
@@ -90,7 +90,7 @@ struct EmailPasswordEndToEndTests {
                 ("short", .tooShort), (String(repeating: "x", count: 257), .tooLong), (email, .sameAsEmail), ("password", .common),
             ]
             for (password, reason) in cases {
-                await #expect(throws: LatchkeyError.weakPassword(reason)) { try await session.register(email: email, password: password) }
+                await expectRefusal(.weakPassword, reason: reason) { try await session.register(email: email, password: password) }
             }
         }
     }
@@ -105,8 +105,8 @@ struct EmailPasswordEndToEndTests {
             try await owner.verifyEmail(code: try await Self.newMail(to: email).code)
             let other = AppInstall(server: server).launch()
             try await other.registerDevice()
-            await #expect(throws: LatchkeyError.emailTaken) { try await other.register(email: email, password: "another horse battery") }
-            await #expect(throws: LatchkeyError.emailTaken) {
+            await expectRefusal(.emailTaken) { try await other.register(email: email, password: "another horse battery") }
+            await expectRefusal(.emailTaken) {
                 try await other.register(email: email, password: "another horse battery", attachToCurrentUser: false)
             }
         }
@@ -117,7 +117,7 @@ struct EmailPasswordEndToEndTests {
             let session = AppInstall(server: server).launch()
             try await session.registerDevice()
             try await session.register(email: Self.address("first"), password: "correct horse battery")
-            await #expect(throws: LatchkeyError.emailAlreadySet) {
+            await expectRefusal(.emailAlreadySet) {
                 try await session.register(email: Self.address("second"), password: "correct horse battery")
             }
         }
@@ -133,8 +133,8 @@ struct EmailPasswordEndToEndTests {
             try await session.verifyEmail(code: try await Self.newMail(to: email).code)
             let stored = try app.store.load()
 
-            await #expect(throws: LatchkeyError.invalidCredentials) { try await session.signIn(email: email, password: "not my password") }
-            await #expect(throws: LatchkeyError.invalidCredentials) {
+            await expectRefusal(.invalidCredentials) { try await session.signIn(email: email, password: "not my password") }
+            await expectRefusal(.invalidCredentials) {
                 try await session.signIn(email: Self.address("nobody"), password: "not my password")
             }
             #expect(try app.store.load() == stored)
@@ -151,10 +151,10 @@ struct EmailPasswordEndToEndTests {
             try await session.register(email: email, password: "correct horse battery")
             try await session.verifyEmail(code: try await Self.newMail(to: email).code)
             for _ in 0..<10 {
-                await #expect(throws: LatchkeyError.invalidCredentials) { try await session.signIn(email: email, password: "not my password") }
+                await expectRefusal(.invalidCredentials) { try await session.signIn(email: email, password: "not my password") }
             }
             let error = await #expect(throws: LatchkeyError.self) { try await session.signIn(email: email, password: "correct horse battery") }
-            guard case .tooManyAttempts(let retryAfter?) = error else {
+            guard case .rejected(let details) = error, details.code == .tooManyAttempts, let retryAfter = details.retryAfter else {
                 Issue.record("expected tooManyAttempts with a Retry-After, got \(String(describing: error))")
                 return
             }
@@ -173,9 +173,9 @@ struct EmailPasswordEndToEndTests {
             #expect(registered.emailVerified == false)
 
             let session = AppInstall(server: server).launch()
-            await #expect(throws: LatchkeyError.emailNotVerified) { try await session.signIn(email: email, password: "correct horse battery") }
+            await expectRefusal(.emailNotVerified) { try await session.signIn(email: email, password: "correct horse battery") }
             #expect(await session.state.isSignedIn == false)
-            await #expect(throws: LatchkeyError.invalidCode) { try await session.verifyEmail(code: "000000") }
+            await expectRefusal(.invalidCode) { try await session.verifyEmail(code: "000000") }
 
             try await session.verifyEmail(code: try await Self.newMail(to: email).code)
             #expect(try await session.signIn(email: email, password: "correct horse battery").userID == registered.userID)
@@ -194,7 +194,7 @@ struct EmailPasswordEndToEndTests {
             try await tablet.launch().signIn(email: email, password: "correct horse battery")
             let tabletToken = try #require(try tablet.store.load()?.session?.accessToken)
 
-            await #expect(throws: LatchkeyError.invalidCredentials) {
+            await expectRefusal(.invalidCredentials) {
                 try await session.changePassword(current: "wrong", new: "new horse battery staple")
             }
             let changed = try await session.changePassword(current: "correct horse battery", new: "new horse battery staple")
@@ -210,10 +210,10 @@ struct EmailPasswordEndToEndTests {
     @Test func aServerThatSendsNoMailSaysEmailIsNotConfigured() async throws {
         try await LiveServer.run { server in
             let session = AppInstall(server: server).launch()
-            await #expect(throws: LatchkeyError.emailNotConfigured) {
+            await expectRefusal(.emailNotConfigured) {
                 try await session.register(email: Self.address("off"), password: "correct horse battery")
             }
-            await #expect(throws: LatchkeyError.emailNotConfigured) { try await session.signIn(email: Self.address("off"), password: "x") }
+            await expectRefusal(.emailNotConfigured) { try await session.signIn(email: Self.address("off"), password: "x") }
         }
     }
 }

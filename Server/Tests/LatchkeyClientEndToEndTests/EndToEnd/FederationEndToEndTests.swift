@@ -79,7 +79,7 @@ struct FederationEndToEndTests {
             _ = try await other.registerDevice()
             let replayNonce = AppleNonce.random()
             let token = try await Self.appleToken(subject: profile.identities[0].subject, nonce: replayNonce, server: server)
-            await #expect(throws: LatchkeyError.identityAlreadyLinked) {
+            await expectRefusal(.identityAlreadyLinked) {
                 try await other.signInWithApple(identityToken: token, rawNonce: replayNonce.raw)
             }
             #expect(await other.state.isSignedIn)  // still its own device user

@@ -15,7 +15,7 @@ import Testing
 
             // The server rotates; the answer never reaches the app.
             losing.loseNextAnswer(to: "/api/v1/auth/refresh")
-            await #expect(throws: LatchkeyError.offline) { try await session.refresh() }
+            await #expect(throws: LatchkeyError.offline(.timedOut)) { try await session.refresh() }
             let lost = try JSONDecoder().decode(TokenPairResponse.self, from: try #require(losing.lostAnswers.first).body)
             #expect(try app.store.load()?.session?.refreshToken == original.session?.refreshToken)
             #expect(await session.state.isSignedIn)
@@ -35,7 +35,7 @@ import Testing
                 transport: URLSessionTransport(), clock: app.clock)
             await #expect(throws: LatchkeyError.sessionExpired) { try await stale.refresh() }
             await #expect(throws: LatchkeyError.sessionExpired) { try await session.currentUser() }
-            #expect(await session.state == .sessionExpired)
+            #expect(await session.state == .signedOut(reason: .sessionExpired))
         }
     }
 }

@@ -39,7 +39,7 @@ import Testing
             // A relaunch restores the code; a code for another device is refused.
             #expect(await app.launch().bootstrap().isSignedIn)
             let other = AppInstall(server: server).launch()
-            await #expect(throws: LatchkeyError.accessCodeForAnotherDevice) { try await other.redeemAccessCode(code) }
+            await expectRefusal(.accessCodeForAnotherDevice) { try await other.redeemAccessCode(code) }
         }
     }
 
