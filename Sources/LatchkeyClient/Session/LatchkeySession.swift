@@ -42,6 +42,8 @@ public actor LatchkeySession {
     /// The email address waiting for its verification code (the last one registered, or refused at sign-in as not yet
     /// verified), for ``verifyEmail(code:)``; kept in memory only.
     var emailAwaitingVerification: String?
+    /// The sign-ins waiting for their turn or running, in the order they started (see `serializedSignIn(_:_:)`).
+    var signInsInFlight: [SignInFlight] = []
     /// The current state.
     public private(set) var state: AuthState = .restoring
     private var stateContinuations: [UUID: AsyncStream<AuthState>.Continuation] = [:]
