@@ -60,7 +60,7 @@ extension LatchkeySession {
         public var liveEventsReconnect: ReconnectPolicy
         /// What tells the other processes sharing the secure store (an app and its extensions) about this session's
         /// writes, and this session about theirs: after a sign-in, refresh or sign-out in one, the others take the stored
-        /// session (see ``StoreChangeNotifier``). `nil` (default): a ``DarwinStoreChangeNotifier`` on Apple platforms when
+        /// session (see ``StoreChangeNotifier``). `nil` (default): a `DarwinStoreChangeNotifier` on Apple platforms when
         /// the store is a ``KeychainStore`` with an access group, otherwise none.
         public var storeChangeNotifier: (any StoreChangeNotifier)?
 

@@ -1,7 +1,7 @@
 import Foundation
 
 extension LatchkeySession {
-    /// The notifier a session uses when its configuration names none: on Apple platforms a ``DarwinStoreChangeNotifier``
+    /// The notifier a session uses when its configuration names none: on Apple platforms a `DarwinStoreChangeNotifier`
     /// for a ``KeychainStore`` with an access group (a store an app shares with its extensions); otherwise none.
     static func defaultStoreChangeNotifier(for secureStore: any SecureStore) -> (any StoreChangeNotifier)? {
         #if canImport(Darwin)

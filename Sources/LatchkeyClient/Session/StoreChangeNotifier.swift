@@ -6,7 +6,7 @@ import Foundation
 /// A ``LatchkeySession`` given one in ``LatchkeySession/Configuration/storeChangeNotifier`` posts after each write of its
 /// credentials (a sign-in, a refresh, a sign-out) and, from its first use on, follows each post: it reads the store again
 /// and takes what another process wrote, so a widget signs out when the app does and moves to the app's next user. On
-/// Apple platforms ``DarwinStoreChangeNotifier`` reaches every process of the device; ``InProcessStoreChangeNotifier``
+/// Apple platforms `DarwinStoreChangeNotifier` reaches every process of the device; ``InProcessStoreChangeNotifier``
 /// reaches the sessions of one process (tests, Linux).
 public protocol StoreChangeNotifier: Sendable {
     /// Says that the shared store changed. It carries nothing: whoever hears it reads the store.
@@ -17,8 +17,9 @@ public protocol StoreChangeNotifier: Sendable {
 }
 
 /// A ``StoreChangeNotifier`` within one process: every session given the same instance hears the others' writes, as
-/// two processes given one ``DarwinStoreChangeNotifier`` name do. For tests, and for processes on Linux that share a
-/// ``FileSecureStore`` in one process.
+/// two processes given one `DarwinStoreChangeNotifier` name do. For tests, and for several sessions of one process over
+/// one store (Linux has no notify center across processes: there a session follows other processes' writes at
+/// ``LatchkeySession/revalidate()``).
 public final class InProcessStoreChangeNotifier: StoreChangeNotifier {
     private let listeners = Locked<[UUID: AsyncStream<Void>.Continuation]>([:])
 
