@@ -26,12 +26,17 @@ extension LatchkeySession {
     /// session (an extension's sign-out ends it here, its refresh or sign-in is adopted), and refreshes a token that
     /// expires within the clock-skew buffer (a guest or access-code token that does is over: `.signedOut(reason: .sessionExpired)`).
     /// Before the first ``bootstrap()`` (or while the store was unavailable) it bootstraps. Errors (offline) change nothing.
+    /// With a ``Configuration/tokenProvider``, a session that is not signed in (the provider or the server could not be
+    /// reached at launch) asks the provider again.
     public func revalidate() async {
         guard self.credentials != nil, !self.isStoreUnavailable, self.state != .restoring else {
             await self.bootstrap()
             return
         }
-        if self.configuration.tokenProvider != nil { return }
+        if self.configuration.tokenProvider != nil {
+            if !self.state.isSignedIn { await self.readProvider() }
+            return
+        }
         self.followStoredSession()
         guard let session = self.credentials?.session, self.isExpiring(session) else { return }
         guard session.refreshToken != nil else {

@@ -25,7 +25,9 @@ public enum SignOutReason: String, Sendable, Equatable {
     case requested
     /// The server rejected the refresh token, or a token without refresh expired: sign in again.
     case sessionExpired
-    /// Another process (an app extension, another run of a CLI) signed out in the shared secure store.
+    /// Another process (an app extension, another run of a CLI) signed out in the shared secure store, or, with a
+    /// ``LatchkeySession/Configuration/tokenProvider``, the user signed out of the identity provider
+    /// (``LatchkeySession/followProviderChanges(_:)``).
     case signedOutElsewhere
     /// The device identity was replaced (see ``LatchkeyEvent/deviceIdentityReplaced(_:)``).
     case deviceIdentityReplaced

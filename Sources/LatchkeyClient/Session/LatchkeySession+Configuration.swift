@@ -58,6 +58,11 @@ extension LatchkeySession {
         public var backgroundExecution: (any BackgroundExecution)?
         /// How long ``LatchkeySession/liveEvents()`` waits before connecting again after a drop.
         public var liveEventsReconnect: ReconnectPolicy
+        /// What tells the other processes sharing the secure store (an app and its extensions) about this session's
+        /// writes, and this session about theirs: after a sign-in, refresh or sign-out in one, the others take the stored
+        /// session (see ``StoreChangeNotifier``). `nil` (default): a `DarwinStoreChangeNotifier` on Apple platforms when
+        /// the store is a ``KeychainStore`` with an access group, otherwise none.
+        public var storeChangeNotifier: (any StoreChangeNotifier)?
 
         /// Creates a configuration; only the server URL is required.
         public init(
@@ -65,7 +70,8 @@ extension LatchkeySession {
             reinstallPolicy: ReinstallPolicy = .dropSession, tokenProvider: TokenProvider? = nil,
             deviceIDDefaultsKey: String = "latchkey.device-id", usesDeviceKey: Bool = true,
             isAppExtension: Bool = Configuration.runsInAppExtension, restoredDevicePolicy: RestoredDevicePolicy = .startNewIdentity,
-            backgroundExecution: (any BackgroundExecution)? = nil, liveEventsReconnect: ReconnectPolicy = ReconnectPolicy()
+            backgroundExecution: (any BackgroundExecution)? = nil, liveEventsReconnect: ReconnectPolicy = ReconnectPolicy(),
+            storeChangeNotifier: (any StoreChangeNotifier)? = nil
         ) {
             self.serverURL = serverURL
             self.clockSkew = clockSkew
@@ -78,6 +84,7 @@ extension LatchkeySession {
             self.restoredDevicePolicy = restoredDevicePolicy
             self.backgroundExecution = backgroundExecution
             self.liveEventsReconnect = liveEventsReconnect
+            self.storeChangeNotifier = storeChangeNotifier
         }
 
         /// Whether this process runs from an app extension bundle (`.appex`).

@@ -63,6 +63,7 @@ extension LatchkeySession {
         let fresh = StoredCredentials(deviceID: UUID(), deviceKey: self.configuration.usesDeviceKey ? DeviceKey.generate() : nil)
         // A plain save: this replaces whatever is stored, unreadable bytes included (the app asked, or the server said so).
         do { try self.secureStore.save(fresh) } catch let error as SecureStoreError { throw error.latchkeyError }
+        self.announceStoreChange()
         self.credentials = fresh
         self.hasUnsavedCredentials = false
         self.defaults.set(fresh.deviceID.uuidString, forKey: self.configuration.deviceIDDefaultsKey)

@@ -45,8 +45,15 @@ extension LatchkeySession {
     ///   (the password is right; the address is then remembered for ``verifyEmail(code:)``),
     ///   ``LatchkeyError/tooManyAttempts(retryAfter:)`` after too many failed tries for this account,
     ///   ``LatchkeyError/emailNotConfigured``, and the errors of ``send(_:)``. On failure the session in use is kept.
+    ///
+    /// Runs after the sign-ins started before it; a second call with the same address and password while one is running
+    /// (a double-tapped button) joins it: one request, one session.
     @discardableResult
     public func signIn(email: String, password: String) async throws -> AuthSession {
+        try await self.serializedSignIn(["password", email, password]) { try await self.signInNow(email: email, password: password) }
+    }
+
+    private func signInNow(email: String, password: String) async throws -> AuthSession {
         var request = try LatchkeyRequest.post("/api/v1/auth/login", json: PasswordLoginRequest(email: email, password: password), auth: .none)
         request.provesDevice = true
         let pair: TokenPairResponse

@@ -16,7 +16,9 @@ extension LatchkeySession {
     /// who signed in with Apple before) is not sent: the Apple ID's own user signs in, created on first use.
     ///
     /// The new session replaces the one in use (a refresh of the old one still in flight cannot overwrite it); the
-    /// device UUID and device secret stay. On failure the session in use is kept as it was:
+    /// device UUID and device secret stay. Sign-ins run one at a time: this one starts after those started before it, and
+    /// a second call with the same credential while it runs joins it (one request, one session). On failure the session
+    /// in use is kept as it was:
     /// - ``LatchkeyError/identityAlreadyLinked``: the Apple ID belongs to another user (409); nothing was merged.
     /// - ``LatchkeyError/signInRejected(code:message:)``: the identity token or nonce was refused (401), e.g. expired
     ///   or already used; start over with a new nonce. This is not ``LatchkeyError/sessionExpired``.
@@ -34,6 +36,15 @@ extension LatchkeySession {
     @discardableResult
     public func signInWithApple(
         identityToken: String, rawNonce: String, authorizationCode: String? = nil, linkingCurrentUser: Bool = true
+    ) async throws -> AuthSession {
+        try await self.serializedSignIn(["apple", identityToken, rawNonce, authorizationCode, String(linkingCurrentUser)]) {
+            try await self.signInWithAppleNow(
+                identityToken: identityToken, rawNonce: rawNonce, authorizationCode: authorizationCode, linkingCurrentUser: linkingCurrentUser)
+        }
+    }
+
+    private func signInWithAppleNow(
+        identityToken: String, rawNonce: String, authorizationCode: String?, linkingCurrentUser: Bool
     ) async throws -> AuthSession {
         var headers = ["Content-Type": "application/json"]
         let bearer = linkingCurrentUser ? try await self.linkingBearer() : nil
@@ -81,8 +92,14 @@ extension LatchkeySession {
     /// the device UUID and device secret stay. A refused token is ``LatchkeyError/signInRejected(code:message:)`` and
     /// keeps the session in use. To send the provider's tokens as bearers instead, set ``Configuration/tokenProvider``
     /// (not both: with a token provider, stored sessions are not used).
+    ///
+    /// Runs after the sign-ins started before it; a second call with the same token while one is running joins it.
     @discardableResult
     public func exchangeExternalToken(_ token: String) async throws -> AuthSession {
+        try await self.serializedSignIn(["token-exchange", token]) { try await self.exchangeExternalTokenNow(token) }
+    }
+
+    private func exchangeExternalTokenNow(_ token: String) async throws -> AuthSession {
         var request = try LatchkeyRequest.post("/api/v1/auth/token-exchange", json: TokenExchangeRequest(subjectToken: token), auth: .none)
         request.provesDevice = true
         let pair = try await self.signInPair(request, hiding: [token])
@@ -97,11 +114,17 @@ extension LatchkeySession {
     /// deleted user was this device's own, its ID is retired on the server, so this install starts a new device
     /// identity (``LatchkeyEvent/deviceIdentityReplaced(_:)``): a later ``registerDevice()`` creates a new, empty user.
     /// When the call fails nothing changes here.
+    ///
+    /// Only the session that was deleted ends: when another session replaced it while the call was on its way (a sign-in
+    /// here, or another process's that this one adopted), that one stays in use, and so does this install's device
+    /// identity (a later ``registerDevice()`` of a retired device UUID starts a new one by itself).
     @discardableResult
     public func deleteAccount() async throws -> AccountDeletionResponse {
         var request = LatchkeyRequest(method: "DELETE", path: "/api/v1/users/me", auth: .bearer)
         request.provesDevice = true
+        let generation = self.generation
         let deleted = try await self.send(request, decoding: AccountDeletionResponse.self)
+        guard generation == self.generation else { return deleted }
         if let credentials = self.credentials, deleted.userID.caseInsensitiveCompare(credentials.deviceID.uuidString) == .orderedSame {
             try? self.replaceDeviceIdentity(.accountDeleted, signOutReason: .requested)
         }

@@ -17,8 +17,16 @@ extension LatchkeySession {
     /// On a phone restored from a backup (the device UUID came back in UserDefaults, its key did not), the server answers
     /// that this install cannot prove the device (`invalid_device_secret`): by default the SDK starts a new device identity
     /// (``DeviceIdentityChange/restoredFromBackup``) and registers that, once (see ``Configuration/restoredDevicePolicy``).
+    ///
+    /// Sign-ins run one at a time. A second `registerDevice()` while one is running (a double-tapped "Play") waits for it
+    /// and returns the same session: one registration, one session. Called again after it finished, it registers again
+    /// and replaces the session.
     @discardableResult
     public func registerDevice() async throws -> AuthSession {
+        try await self.serializedSignIn(["register-device"]) { try await self.registerDeviceNow() }
+    }
+
+    private func registerDeviceNow() async throws -> AuthSession {
         do {
             return try await self.registerThisDevice()
         } catch let error as LatchkeyError where error.details?.status == 409 && (error.has(.deviceIDClaimed) || error.has(.userDeleted)) {
@@ -44,18 +52,28 @@ extension LatchkeySession {
 
     /// Creates (or finds) the user whose ID is this device's UUID (`POST /api/v1/users/register`, the Stori flow);
     /// support staff can then issue an access code for it. Returns whether the user was created by this call.
+    ///
+    /// Runs after the sign-ins started before it; a second call while one is running joins it (one request, the same
+    /// answer).
     @discardableResult
     public func registerUser() async throws -> Bool {
-        let body = RegisterUserRequest(userID: try self.deviceID().uuidString.lowercased())
-        return try await self.send(try .post("/api/v1/users/register", json: body, auth: .none), decoding: RegisterUserResponse.self).created
+        try await self.serializedSignIn(["register-user"]) {
+            let body = RegisterUserRequest(userID: try await self.deviceID().uuidString.lowercased())
+            return try await self.send(try .post("/api/v1/users/register", json: body, auth: .none), decoding: RegisterUserResponse.self).created
+        }
     }
 
     /// Starts a guest session (`POST /api/v1/auth/guest` with `X-Device-ID`): a short-lived token without refresh.
     ///
     /// When the token is about to expire the session ends (``AuthState/sessionExpired``, or ``AuthState/signedOut(reason:)``
-    /// at launch) and the app asks for a new guest token.
+    /// at launch) and the app asks for a new guest token. Runs after the sign-ins started before it; a second call while
+    /// one is running joins it.
     @discardableResult
     public func continueAsGuest() async throws -> GuestLimitations {
+        try await self.serializedSignIn(["guest"]) { try await self.continueAsGuestNow() }
+    }
+
+    private func continueAsGuestNow() async throws -> GuestLimitations {
         let response = try await self.send(LatchkeyRequest(method: "POST", path: "/api/v1/auth/guest", auth: .deviceID))
         guard let guest = try? JSONDecoder().decode(GuestSessionResponse.self, from: response.body) else { throw LatchkeyError.invalidResponse }
         let deviceID = try self.deviceID().uuidString.lowercased()
@@ -71,10 +89,17 @@ extension LatchkeySession {
     ///
     /// By default a code whose `sub` is not this device's UUID is refused with ``LatchkeyError/accessCodeForAnotherDevice``
     /// (see ``Configuration/requireAccessCodeForThisDevice``). With `exchange`, the code is instead traded for a
-    /// session with a refresh token (`POST /api/v1/auth/access-code/exchange`).
+    /// session with a refresh token (`POST /api/v1/auth/access-code/exchange`). Runs after the sign-ins started before
+    /// it; a second call with the same code while one is running joins it.
     @discardableResult
     public func redeemAccessCode(_ code: String, exchange: Bool = false) async throws -> AuthSession {
         let code = code.trimmingCharacters(in: .whitespacesAndNewlines)
+        return try await self.serializedSignIn(["access-code", code, String(exchange)]) {
+            try await self.redeemAccessCodeNow(code, exchange: exchange)
+        }
+    }
+
+    private func redeemAccessCodeNow(_ code: String, exchange: Bool) async throws -> AuthSession {
         let validation: ValidateTokenResponse
         do {
             let request = LatchkeyRequest(method: "GET", path: "/api/v1/validate-token", headers: ["Authorization": "Bearer \(code)"], auth: .none)

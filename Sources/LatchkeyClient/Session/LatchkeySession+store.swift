@@ -13,6 +13,7 @@ extension LatchkeySession {
                 reinstallPolicy: self.configuration.reinstallPolicy, isAppExtension: self.configuration.isAppExtension
             ).resolve()
             self.credentials = credentials
+            self.followStoreChanges()
             return credentials
         } catch let error as SecureStoreError {
             throw error.latchkeyError
@@ -61,6 +62,7 @@ extension LatchkeySession {
             self.emit(.storeUnavailable(error.problem))
         }
         if let conflict { return .conflict(conflict) }
+        if !failed { self.announceStoreChange() }
         var mine = base
         change(&mine)
         self.credentials = mine
@@ -76,6 +78,7 @@ extension LatchkeySession {
                 stored == nil || stored?.deviceID == credentials.deviceID ? credentials : nil
             }
             self.hasUnsavedCredentials = false
+            self.announceStoreChange()
         } catch {
             // Still failing: kept in memory, tried again at the next use.
         }

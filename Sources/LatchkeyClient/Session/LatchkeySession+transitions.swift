@@ -29,11 +29,11 @@ extension LatchkeySession {
         self.setState(state)
     }
 
-    /// Uses the session another process stored. When it belongs to another user, requests prepared for this one are not
-    /// sent again with it (a new generation).
+    /// Uses the session another process stored. When it belongs to another user (or another device identity), requests
+    /// prepared for this one are not sent again with it (a new generation).
     func adopt(_ stored: StoredCredentials) {
         guard let theirs = stored.session else { return }
-        if theirs.userID != self.credentials?.session?.userID {
+        if theirs.userID != self.credentials?.session?.userID || stored.deviceID != self.credentials?.deviceID {
             self.startNewGeneration()
         }
         self.credentials = stored
@@ -53,15 +53,18 @@ extension LatchkeySession {
         return theirs
     }
 
-    /// Follows what another process did to the stored session while this one was not looking (in the background): its
-    /// sign-out ends ours here, its refresh or sign-in is adopted. A store that cannot be read changes nothing.
+    /// Follows what another process did to the stored session while this one was not looking (in the background, or
+    /// before its ``StoreChangeNotifier`` posted): its sign-out ends ours here, its refresh or sign-in is adopted, and a
+    /// new device identity it started (``resetDeviceIdentity()``, ``deleteAccount()``) becomes this session's too. A store
+    /// that cannot be read, or a write of ours still pending, changes nothing.
     func followStoredSession() {
-        guard let current = self.credentials, !self.hasUnsavedCredentials, let stored = try? self.secureStore.load(),
-            stored.deviceID == current.deviceID, stored.session != current.session
-        else { return }
+        guard let current = self.credentials, !self.hasUnsavedCredentials, let stored = try? self.secureStore.load() else { return }
+        let newIdentity = stored.deviceID != current.deviceID
+        guard newIdentity || stored.session != current.session else { return }
+        if newIdentity { self.defaults.set(stored.deviceID.uuidString, forKey: self.configuration.deviceIDDefaultsKey) }
         guard stored.session != nil else {
             self.startNewGeneration()
-            self.credentials?.session = nil
+            if newIdentity { self.credentials = stored } else { self.credentials?.session = nil }
             if current.session != nil { self.emit(.signedOut(.signedOutElsewhere)) }
             self.setState(.signedOut(reason: current.session != nil ? .signedOutElsewhere : nil))
             return

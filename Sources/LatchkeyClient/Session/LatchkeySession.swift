@@ -42,6 +42,12 @@ public actor LatchkeySession {
     /// The email address waiting for its verification code (the last one registered, or refused at sign-in as not yet
     /// verified), for ``verifyEmail(code:)``; kept in memory only.
     var emailAwaitingVerification: String?
+    /// The sign-ins waiting for their turn or running, in the order they started (see `serializedSignIn(_:_:)`).
+    var signInsInFlight: [SignInFlight] = []
+    /// What tells the processes sharing the secure store about this session's writes, and them about theirs.
+    let storeChangeNotifier: (any StoreChangeNotifier)?
+    /// The task that follows the notifier's posts, started at the session's first use.
+    var storeChangeListener: Task<Void, Never>?
     /// The current state.
     public private(set) var state: AuthState = .restoring
     private var stateContinuations: [UUID: AsyncStream<AuthState>.Continuation] = [:]
@@ -76,7 +82,10 @@ public actor LatchkeySession {
         self.webSocketTransport = webSocketTransport
         self.clock = clock
         self.backgroundExecution = configuration.backgroundExecution
+        self.storeChangeNotifier = configuration.storeChangeNotifier ?? Self.defaultStoreChangeNotifier(for: secureStore)
     }
+
+    deinit { self.storeChangeListener?.cancel() }
 
     private static func defaultDefaults(beside secureStore: any SecureStore) -> any KeyValueStore {
         #if canImport(Darwin)
