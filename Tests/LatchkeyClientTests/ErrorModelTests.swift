@@ -94,6 +94,10 @@ import FoundationNetworking
             english[key] = localizations?["en"]?["stringUnit"]?["value"]
         }
         #expect(english == ErrorMessages.english)
+        let article = try String(
+            contentsOf: url.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("LatchkeyClient.docc/ErrorMessages.md"),
+            encoding: .utf8)
+        for key in ErrorMessages.english.keys { #expect(article.contains("| `\(key)` |"), "the DocC article lists \(key)") }
     }
 
     // MARK: Item 11 — one spelling for a session's end

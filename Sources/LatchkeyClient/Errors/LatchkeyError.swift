@@ -60,7 +60,7 @@ public enum LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible, 
         /// The HTTP status; `nil` when the SDK refused without an answer from the server.
         public var status: Int?
         /// The server's error code (`invalid_credentials`, `weak_password`, …), or one of the SDK's own
-        /// (`access_code_for_another_device`, `invalid_response`, …; see ``ErrorCode`` extensions in this module).
+        /// (`access_code_for_another_device`, `invalid_response`, …; the `ErrorCode` constants this module adds).
         public var code: ErrorCode?
         /// The server's message as it wrote it (never a token or secret), or the SDK's own English sentence.
         public var message: String
@@ -183,7 +183,7 @@ extension ErrorCode {
     /// The SDK's own: the server did not accept the access code (401 to the exchange).
     public static let invalidAccessCode = ErrorCode(rawValue: "invalid_access_code")
     /// The SDK's own: the access code is valid but for another user than this device (the Stori rule,
-    /// ``LatchkeySession/Configuration/requireAccessCodeForThisDevice``).
+    /// `Configuration.requireAccessCodeForThisDevice`).
     public static let accessCodeForAnotherDevice = ErrorCode(rawValue: "access_code_for_another_device")
     /// The SDK's own: a sign-in (Sign in with Apple, a token exchange) was refused with 401 — the identity token or nonce
     /// was not accepted (wrong, expired, already used). Any session in use is kept; start the sign-in over.
