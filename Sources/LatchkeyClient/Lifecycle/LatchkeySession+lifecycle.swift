@@ -5,7 +5,7 @@ extension LatchkeySession {
     ///
     /// - ``AppLifecycleEvent/willEnterForeground``: ``revalidate()``.
     /// - ``AppLifecycleEvent/protectedDataDidBecomeAvailable``: writes what a locked Keychain refused, and bootstraps
-    ///   again when the state is ``AuthState/storeUnavailable``.
+    ///   again when the state is ``AuthState/storeUnavailable(_:)``.
     public func handle(_ event: AppLifecycleEvent) async {
         switch event {
         case .willEnterForeground:

@@ -32,7 +32,7 @@ extension LatchkeySession {
     ///
     /// The same rules as ``send(_:)``: a 401 to a request that carried a token refreshes the session (single-flight,
     /// shared with every other request) and sends it once more, never with the next session's token; a 429 with a
-    /// `Retry-After` of at most 5 seconds is waited for and sent once more. No answer at all is ``LatchkeyError/offline``;
+    /// `Retry-After` of at most 5 seconds is waited for and sent once more. No answer at all is ``LatchkeyError/offline(_:)``;
     /// a session that cannot be refreshed is ``LatchkeyError/sessionExpired``. The request's method, URL (absolute,
     /// `http` or `https`), headers and `httpBody` are sent; redirects are not followed.
     public func data(for request: URLRequest, policy: AuthPolicy = .bearer) async throws -> (Data, HTTPURLResponse) {

@@ -24,7 +24,7 @@ extension LatchkeySession {
         /// (``DeviceIdentityChange/restoredFromBackup``): a new device user; accounts linked to Apple or another
         /// provider sign in again with it. The original phone keeps its account.
         case startNewIdentity
-        /// Throw ``LatchkeyError/invalidDeviceSecret`` and let the app decide (an access code, or
+        /// Throw ``LatchkeyError/rejected(_:)`` `invalid_device_secret` and let the app decide (an access code, or
         /// ``LatchkeySession/resetDeviceIdentity()``).
         case reportError
     }

@@ -51,7 +51,7 @@ extension LatchkeySession {
     /// not used again. The SDK does this by itself when the server says the device UUID is not this install's to use
     /// (claimed through `users/register`, or its account deleted), and after ``deleteAccount()`` of this device's own
     /// account, and on a phone restored from a backup (see ``Configuration/restoredDevicePolicy``). Stored credentials that
-    /// cannot be read are replaced too: the SDK reports them (``AuthState/storeUnavailable``) but never replaces them by
+    /// cannot be read are replaced too: the SDK reports them (``AuthState/storeUnavailable(_:)``) but never replaces them by
     /// itself.
     public func resetDeviceIdentity() throws {
         try self.replaceDeviceIdentity(.requested)

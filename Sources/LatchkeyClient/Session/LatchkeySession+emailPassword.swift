@@ -20,10 +20,10 @@ extension LatchkeySession {
     /// `tokens.recent-authentication` old. An address another account verified is answered like any other (the server
     /// mails its owner instead) unless the server sets `email.reveal-existing`.
     ///
-    /// - Throws: ``LatchkeyError/weakPassword(_:)``, ``LatchkeyError/invalidEmail(message:)``, ``LatchkeyError/emailTaken``
-    ///   (only from a server with `email.reveal-existing`), ``LatchkeyError/emailAlreadySet`` (the session's user has an
-    ///   address already), ``LatchkeyError/reauthenticationRequired`` (no recent sign-in: sign in again, then retry),
-    ///   ``LatchkeyError/emailNotConfigured`` (the server sends no mail), and the errors of ``send(_:)``. No error text
+    /// - Throws: ``LatchkeyError/rejected(_:)`` `weak_password`, ``LatchkeyError/rejected(_:)`` `invalid_email`, ``LatchkeyError/rejected(_:)`` `email_taken`
+    ///   (only from a server with `email.reveal-existing`), ``LatchkeyError/rejected(_:)`` `email_already_set` (the session's user has an
+    ///   address already), ``LatchkeyError/rejected(_:)`` `reauthentication_required` (no recent sign-in: sign in again, then retry),
+    ///   ``LatchkeyError/rejected(_:)`` `email_not_configured` (the server sends no mail), and the errors of ``send(_:)``. No error text
     ///   contains the password.
     /// - Returns: the address as the server stores it, not yet verified, and its user's ID.
     @discardableResult
@@ -41,10 +41,10 @@ extension LatchkeySession {
     /// returns, as the other sign-ins do: it replaces the session in use and is stored, so the next launch's
     /// ``bootstrap()`` is signed in.
     ///
-    /// - Throws: ``LatchkeyError/invalidCredentials`` (the same for an unknown address), ``LatchkeyError/emailNotVerified``
+    /// - Throws: ``LatchkeyError/rejected(_:)`` `invalid_credentials` (the same for an unknown address), ``LatchkeyError/rejected(_:)`` `email_not_verified`
     ///   (the password is right; the address is then remembered for ``verifyEmail(code:)``),
-    ///   ``LatchkeyError/tooManyAttempts(retryAfter:)`` after too many failed tries for this account,
-    ///   ``LatchkeyError/emailNotConfigured``, and the errors of ``send(_:)``. On failure the session in use is kept.
+    ///   ``LatchkeyError/rejected(_:)`` `too_many_attempts` after too many failed tries for this account,
+    ///   ``LatchkeyError/rejected(_:)`` `email_not_configured`, and the errors of ``send(_:)``. On failure the session in use is kept.
     ///
     /// Runs after the sign-ins started before it; a second call with the same address and password while one is running
     /// (a double-tapped button) joins it: one request, one session.
@@ -81,8 +81,8 @@ extension LatchkeySession {
 
     /// Verifies `email` with the 6-digit code from the mail (`POST /api/v1/auth/verify-email`).
     ///
-    /// - Throws: ``LatchkeyError/invalidCode`` when the code is wrong, expired or already used (ask for a new mail with
-    ///   ``resendVerification(email:)``), ``LatchkeyError/emailNotConfigured``, and the errors of ``send(_:)``.
+    /// - Throws: ``LatchkeyError/rejected(_:)`` `invalid_code` when the code is wrong, expired or already used (ask for a new mail with
+    ///   ``resendVerification(email:)``), ``LatchkeyError/rejected(_:)`` `email_not_configured`, and the errors of ``send(_:)``.
     @discardableResult
     public func verifyEmail(email: String, code: String) async throws -> EmailAccountResponse {
         let code = code.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -125,8 +125,8 @@ extension LatchkeySession {
     /// counts them) but this device's, whose key the request proves. When the session in use here is that user's, it is
     /// signed out here too (``SignOutReason/revoked``, state `.signedOut(reason: .revoked)`): sign in with the new password.
     ///
-    /// - Throws: ``LatchkeyError/invalidCode`` (the link is wrong, expired or used), ``LatchkeyError/weakPassword(_:)``,
-    ///   ``LatchkeyError/emailNotConfigured``, and the errors of ``send(_:)``. No error text contains the token or password.
+    /// - Throws: ``LatchkeyError/rejected(_:)`` `invalid_code` (the link is wrong, expired or used), ``LatchkeyError/rejected(_:)`` `weak_password`,
+    ///   ``LatchkeyError/rejected(_:)`` `email_not_configured`, and the errors of ``send(_:)``. No error text contains the token or password.
     @discardableResult
     public func resetPassword(token: String, newPassword: String) async throws -> PasswordChangedResponse {
         try await self.confirmPasswordReset(ResetPasswordConfirmRequest(token: token, newPassword: newPassword), hiding: [token, newPassword])
@@ -146,8 +146,8 @@ extension LatchkeySession {
     /// The server revokes the user's other sessions (this one goes on) and every device credential of the user but this
     /// device's, whose key the request proves; it mails the verified address a notice.
     ///
-    /// - Throws: ``LatchkeyError/invalidCredentials`` when `current` is wrong (the session is kept, and not refreshed),
-    ///   ``LatchkeyError/weakPassword(_:)``, ``LatchkeyError/notSignedIn``, ``LatchkeyError/emailNotConfigured``, and the
+    /// - Throws: ``LatchkeyError/rejected(_:)`` `invalid_credentials` when `current` is wrong (the session is kept, and not refreshed),
+    ///   ``LatchkeyError/rejected(_:)`` `weak_password`, ``LatchkeyError/notSignedIn``, ``LatchkeyError/rejected(_:)`` `email_not_configured`, and the
     ///   errors of ``send(_:)``. No error text contains either password.
     @discardableResult
     public func changePassword(current: String, new: String) async throws -> PasswordChangedResponse {
@@ -161,8 +161,8 @@ extension LatchkeySession {
     /// in, and the user's other sessions end. Like adding one, it needs a recent sign-in (the request proves the device
     /// key).
     ///
-    /// - Throws: ``LatchkeyError/reauthenticationRequired``, ``LatchkeyError/rejected(status:code:message:)`` with 409
-    ///   `last_sign_in_method` when the address is the user's only way to sign in, ``LatchkeyError/emailNotConfigured``,
+    /// - Throws: ``LatchkeyError/rejected(_:)`` `reauthentication_required`, ``LatchkeyError/rejected(_:)`` with 409
+    ///   `last_sign_in_method` when the address is the user's only way to sign in, ``LatchkeyError/rejected(_:)`` `email_not_configured`,
     ///   and the errors of ``send(_:)``.
     @discardableResult
     public func removeEmail() async throws -> EmailRemovedResponse {

@@ -19,10 +19,10 @@ extension LatchkeySession {
     /// device UUID and device secret stay. Sign-ins run one at a time: this one starts after those started before it, and
     /// a second call with the same credential while it runs joins it (one request, one session). On failure the session
     /// in use is kept as it was:
-    /// - ``LatchkeyError/identityAlreadyLinked``: the Apple ID belongs to another user (409); nothing was merged.
-    /// - ``LatchkeyError/signInRejected(code:message:)``: the identity token or nonce was refused (401), e.g. expired
+    /// - ``LatchkeyError/rejected(_:)`` `identity_already_linked`: the Apple ID belongs to another user (409); nothing was merged.
+    /// - ``LatchkeyError/rejected(_:)`` `sign_in_rejected`: the identity token or nonce was refused (401), e.g. expired
     ///   or already used; start over with a new nonce. This is not ``LatchkeyError/sessionExpired``.
-    /// - ``LatchkeyError/server(status:code:message:)`` with code `upstream_error` (502): Apple refused the
+    /// - ``LatchkeyError/server(_:)`` with code `upstream_error` (502): Apple refused the
     ///   authorization code.
     ///
     /// Not for sessions configured with a ``Configuration/tokenProvider``: those take every bearer from the provider.
@@ -66,7 +66,7 @@ extension LatchkeySession {
     ///                                   authorizationCode: credential.authorizationCode)
     /// ```
     ///
-    /// Throws ``LatchkeyError/signInRejected(code:message:)`` without sending anything when either is not UTF-8.
+    /// Throws ``LatchkeyError/rejected(_:)`` `sign_in_rejected` without sending anything when either is not UTF-8.
     @discardableResult
     public func signInWithApple(
         identityToken: Data, rawNonce: String, authorizationCode: Data? = nil, linkingCurrentUser: Bool = true
@@ -89,7 +89,7 @@ extension LatchkeySession {
     /// (`POST /api/v1/auth/token-exchange`) and starts it, for apps moving from the provider's tokens to Latchkey sessions.
     ///
     /// The server must have the provider configured. The new session has a refresh token and replaces the one in use;
-    /// the device UUID and device secret stay. A refused token is ``LatchkeyError/signInRejected(code:message:)`` and
+    /// the device UUID and device secret stay. A refused token is ``LatchkeyError/rejected(_:)`` `sign_in_rejected` and
     /// keeps the session in use. To send the provider's tokens as bearers instead, set ``Configuration/tokenProvider``
     /// (not both: with a token provider, stored sessions are not used).
     ///
@@ -110,7 +110,7 @@ extension LatchkeySession {
     ///
     /// The server removes the user, its sessions and devices, and revokes its Apple tokens; it needs a recent sign-in,
     /// which the request's proof of the device key gives when the session was started with it (otherwise
-    /// ``LatchkeyError/reauthenticationRequired``). Here the session is cleared (state ``AuthState/signedOut(reason:)``). When the
+    /// ``LatchkeyError/rejected(_:)`` `reauthentication_required`). Here the session is cleared (state ``AuthState/signedOut(reason:)``). When the
     /// deleted user was this device's own, its ID is retired on the server, so this install starts a new device
     /// identity (``LatchkeyEvent/deviceIdentityReplaced(_:)``): a later ``registerDevice()`` creates a new, empty user.
     /// When the call fails nothing changes here.
@@ -149,7 +149,7 @@ extension LatchkeySession {
         }
     }
 
-    /// Sends a sign-in request and decodes its token pair; a 401 is ``LatchkeyError/signInRejected(code:message:)``
+    /// Sends a sign-in request and decodes its token pair; a 401 is ``LatchkeyError/rejected(_:)`` `sign_in_rejected`
     /// (never a sign-out), and no error text keeps any of `secrets`.
     private func signInPair(_ request: LatchkeyRequest, hiding secrets: [String?]) async throws -> TokenPairResponse {
         do {

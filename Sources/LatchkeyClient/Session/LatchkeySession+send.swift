@@ -9,10 +9,10 @@ extension LatchkeySession {
     /// Sends `request` to the Latchkey server with its auth policy and returns the 2xx response.
     ///
     /// A token policy meeting a 401 refreshes the session (single-flight) and retries once; a second 401 is
-    /// ``LatchkeyError/unauthorized(code:message:)``, and a request whose session ended meanwhile is not sent again
+    /// ``LatchkeyError/rejected(_:)`` (status 401), and a request whose session ended meanwhile is not sent again
     /// (``LatchkeyError/notSignedIn``). A 429 with `Retry-After` of at most 5 seconds is waited for and retried once;
     /// otherwise it is ``LatchkeyError/rateLimited(_:)`` and a ``LatchkeyEvent/rateLimited(_:)`` event. No answer at all
-    /// is ``LatchkeyError/offline``. For the app's own API on any host, see ``data(for:policy:)``.
+    /// is ``LatchkeyError/offline(_:)``. For the app's own API on any host, see ``data(for:policy:)``.
     public func send(_ request: LatchkeyRequest) async throws -> LatchkeyResponse {
         let prepared = TransportRequest(
             method: request.method, url: try self.url(for: request.path, queryItems: request.queryItems), headers: request.headers,
@@ -38,7 +38,7 @@ extension LatchkeySession {
         return url
     }
 
-    /// Sends without any auth handling; a transport failure is ``LatchkeyError/offline``. Keeps the DPoP nonce the
+    /// Sends without any auth handling; a transport failure is ``LatchkeyError/offline(_:)``. Keeps the DPoP nonce the
     /// answer carries.
     func perform(_ request: TransportRequest) async throws -> TransportResponse {
         do {

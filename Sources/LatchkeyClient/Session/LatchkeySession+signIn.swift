@@ -7,7 +7,7 @@ extension LatchkeySession {
     /// The device proves itself with its ``DeviceKey`` (a DPoP proof over the server's nonce): the first registration
     /// binds the key to the device, later ones (after sign-out or a reinstall) prove it again to get the same account
     /// back, and no secret travels. A device registered by an older SDK sends its stored device secret once more, with
-    /// the proof, and is bound to its key from then on. Throws ``LatchkeyError/invalidDeviceSecret`` when the server
+    /// the proof, and is bound to its key from then on. Throws ``LatchkeyError/rejected(_:)`` `invalid_device_secret` when the server
     /// knows the device and this install cannot prove it is that device.
     ///
     /// When the server answers that the device UUID is not this install's to use (409: claimed through
@@ -65,7 +65,7 @@ extension LatchkeySession {
 
     /// Starts a guest session (`POST /api/v1/auth/guest` with `X-Device-ID`): a short-lived token without refresh.
     ///
-    /// When the token is about to expire the session ends (``AuthState/sessionExpired``, or ``AuthState/signedOut(reason:)``
+    /// When the token is about to expire the session ends (``AuthState/signedOut(reason:)`` with ``SignOutReason/sessionExpired``, or ``AuthState/signedOut(reason:)``
     /// at launch) and the app asks for a new guest token. Runs after the sign-ins started before it; a second call while
     /// one is running joins it.
     @discardableResult
@@ -87,7 +87,7 @@ extension LatchkeySession {
 
     /// Checks an access code with `GET /api/v1/validate-token`, then stores it as the session's bearer (the Stori flow).
     ///
-    /// By default a code whose `sub` is not this device's UUID is refused with ``LatchkeyError/accessCodeForAnotherDevice``
+    /// By default a code whose `sub` is not this device's UUID is refused with ``LatchkeyError/rejected(_:)`` `access_code_for_another_device`
     /// (see ``Configuration/requireAccessCodeForThisDevice``). With `exchange`, the code is instead traded for a
     /// session with a refresh token (`POST /api/v1/auth/access-code/exchange`). Runs after the sign-ins started before
     /// it; a second call with the same code while one is running joins it.

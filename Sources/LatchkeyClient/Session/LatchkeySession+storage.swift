@@ -19,8 +19,8 @@ extension LatchkeySession {
     /// ``Configuration/tokenProvider`` they are kept for the user the provider's current token names.
     ///
     /// - Throws: ``LatchkeyError/notSignedIn`` when no one is signed in (nothing is sent);
-    ///   ``LatchkeyError/storageNotConfigured`` when the server offers no storage (404 `not_found`);
-    ///   ``LatchkeyError/rejected(status:code:message:)`` with code `forbidden` (403) for a guest session; and the errors
+    ///   ``LatchkeyError/rejected(_:)`` `storage_not_configured` when the server offers no storage (404 `not_found`);
+    ///   ``LatchkeyError/rejected(_:)`` with code `forbidden` (403) for a guest session; and the errors
     ///   of ``send(_:)``.
     /// - Returns: the credentials; their `description` and `dump` show bucket, prefix and expiration, never a secret.
     public func storageCredentials() async throws -> StorageCredentials {
@@ -47,9 +47,9 @@ extension LatchkeySession {
     ///   - contentType: for `.put` only, the `Content-Type` the upload will send: one of the server's
     ///     `storage.allowed-content-types` (400 otherwise), `application/octet-stream` when nil. It is signed, so the
     ///     upload must send `PresignedURL/headers` as they are (with `Content-Disposition: attachment` for HTML or SVG).
-    /// - Throws: ``LatchkeyError/invalidKey(message:)`` when the server refuses the key (empty, over 1024 bytes, or one
+    /// - Throws: ``LatchkeyError/rejected(_:)`` `invalid_key` when the server refuses the key (empty, over 1024 bytes, or one
     ///   that could leave the folder: `..`, a leading `/`, …); ``LatchkeyError/notSignedIn`` when no one is signed in
-    ///   (nothing is sent); ``LatchkeyError/storageNotConfigured``; 403 `forbidden` for a guest; the errors of ``send(_:)``.
+    ///   (nothing is sent); ``LatchkeyError/rejected(_:)`` `storage_not_configured`; 403 `forbidden` for a guest; the errors of ``send(_:)``.
     public func presignedURL(key: String, method: PresignMethod, contentType: String? = nil) async throws -> PresignedURL {
         let body = PresignRequest(method: method, key: key, contentType: contentType)
         return try await self.sendStorage(try .post("/api/v1/storage/presign", json: body, auth: .bearer), decoding: PresignedURL.self)
@@ -62,10 +62,10 @@ extension LatchkeySession {
     /// - Parameters:
     ///   - prefix: a folder below the server's assets folder (e.g. `kits/`); `nil` lists everything.
     ///   - cursor: the `AssetList/nextCursor` of the previous page; `nil` for the first page.
-    /// - Throws: ``LatchkeyError/unknownDevice`` when the server does not know this device (register it with
+    /// - Throws: ``LatchkeyError/rejected(_:)`` `unknown_device` when the server does not know this device (register it with
     ///   ``registerDevice()`` or ``registerUser()`` first); ``LatchkeyError/rateLimited(_:)`` past the per-device limit;
-    ///   ``LatchkeyError/invalidKey(message:)`` for a prefix that could leave the assets folder;
-    ///   ``LatchkeyError/storageNotConfigured`` when the server has no assets folder; the errors of ``send(_:)``.
+    ///   ``LatchkeyError/rejected(_:)`` `invalid_key` for a prefix that could leave the assets folder;
+    ///   ``LatchkeyError/rejected(_:)`` `storage_not_configured` when the server has no assets folder; the errors of ``send(_:)``.
     public func assets(prefix: String? = nil, cursor: String? = nil) async throws -> AssetList {
         let query = [("prefix", prefix), ("cursor", cursor)].compactMap { name, value in value.map { URLQueryItem(name: name, value: $0) } }
         let request = LatchkeyRequest(method: "GET", path: "/api/v1/assets", queryItems: query, auth: .deviceID)
@@ -76,8 +76,8 @@ extension LatchkeySession {
     /// only (`X-Device-ID`, never `Authorization`); fetch it with a plain `GET` before `PresignedURL/expiresAt`.
     ///
     /// - Parameter key: the asset's key as ``assets(prefix:cursor:)`` lists it.
-    /// - Throws: ``LatchkeyError/unknownDevice``, ``LatchkeyError/rateLimited(_:)``, ``LatchkeyError/invalidKey(message:)``,
-    ///   ``LatchkeyError/storageNotConfigured`` as ``assets(prefix:cursor:)`` does; the errors of ``send(_:)``.
+    /// - Throws: ``LatchkeyError/rejected(_:)`` `unknown_device`, ``LatchkeyError/rateLimited(_:)``, ``LatchkeyError/rejected(_:)`` `invalid_key`,
+    ///   ``LatchkeyError/rejected(_:)`` `storage_not_configured` as ``assets(prefix:cursor:)`` does; the errors of ``send(_:)``.
     public func assetURL(key: String) async throws -> PresignedURL {
         let request = LatchkeyRequest(method: "GET", path: "/api/v1/assets/url", queryItems: [URLQueryItem(name: "key", value: key)], auth: .deviceID)
         return try await self.sendStorage(request, decoding: PresignedURL.self)

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// The item survives an app reinstall on iOS, which is how the device identity outlives it. Saving adds the item
 /// or, when it exists, updates it. A locked or unavailable Keychain is ``SecureStoreError/unavailable(_:)``,
-/// which the session reports as ``AuthState/storeUnavailable``, never as signed out.
+/// which the session reports as ``AuthState/storeUnavailable(_:)``, never as signed out.
 ///
 /// To share the session with app extensions (a widget, a share extension), give the app and each extension the same
 /// Keychain Sharing group and pass it as `accessGroup`; every query names it, and items live in the data-protection
