@@ -219,6 +219,7 @@ extension SecureStoreError {
         switch self {
         case .unavailable(let reason): .storeUnavailable(reason)
         case .corrupt: .storeUnavailable("the stored credentials could not be read; they are kept as they are")
+        case .misconfigured(let reason): .storeUnavailable(reason)
         case .failed(let reason): .storeUnavailable(reason)
         }
     }
