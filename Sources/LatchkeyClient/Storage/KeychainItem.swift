@@ -6,11 +6,11 @@ import Foundation
 /// the data-protection keychain on macOS): a ``KeychainLocation`` without an access group names the item in *any*
 /// group the app can read, and an item added without one goes to the app's default group.
 ///
-/// Version 2 of this protocol (the SDK's second pass, issue 30) made compare-and-swap atomic across processes: every
-/// item carries a version (`kSecAttrGeneric`) that ``KeychainStore`` changes with each write, ``copy(_:)`` reads it back
-/// with the item's access group, and ``update(_:ifVersion:data:version:)`` writes only over the version it names. It
-/// replaces version 1's `copyData(_:)` and `update(_:data:)`; an implementation of version 1 adds the version and
-/// access group to what it stores and returns.
+/// The requirements make compare-and-swap atomic across processes: every item carries a version (`kSecAttrGeneric`)
+/// that ``KeychainStore`` changes with each write, ``copy(_:)`` reads it back with the item's access group, and
+/// ``update(_:ifVersion:data:version:)`` writes only over the version it names. They replace the earlier
+/// `copyData(_:)` and `update(_:data:)` (a deliberate source break for implementations outside the SDK, which are test
+/// doubles): such an implementation also stores the version and returns it and the access group.
 public protocol KeychainItemAccess: Sendable {
     /// `SecItemAdd` of a generic-password item with its data, version and accessibility.
     func add(_ item: KeychainItem) -> KeychainStatus

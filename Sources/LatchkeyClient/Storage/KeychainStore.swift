@@ -58,7 +58,7 @@ public struct KeychainStore: SecureStore {
     }
 
     /// Reads the item and writes what `change` returns over the version it read; when another process wrote in between,
-    /// reads again and calls `change` again (at most ``maximumAttempts`` times).
+    /// reads again and calls `change` again, up to 8 attempts in all (then ``SecureStoreError/failed(_:)``).
     public func update(_ change: (StoredCredentials?) throws -> StoredCredentials?) throws {
         for _ in 0..<Self.maximumAttempts {
             let current = try self.read()
