@@ -36,7 +36,9 @@ let package = Package(
                 "LatchkeyAPI",
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(platforms: [.linux, .android, .windows, .openbsd, .wasi])),
             ],
-            resources: [.process("Resources")],
+            // The error sentences' string catalog, and the privacy manifest App Store uploads require of SDKs (ITMS-91061):
+            // UserDefaults (CA92.1), no tracking.
+            resources: [.process("Resources"), .copy("PrivacyInfo.xcprivacy")],
             swiftSettings: swiftSettings
         ),
         // The SDK's unit tests, against stub transports and stores (its end-to-end tests against a live server are

@@ -71,6 +71,7 @@ import Testing
         try store.save(changed)
         #expect(try store.load() == changed)
         #expect(keychain.calls == ["copy", "add", "add", "update", "copy"])
+        #expect(keychain.items.values.allSatisfy { $0.version != nil })
         #expect(keychain.items.values.map(\.accessibility) == [.afterFirstUnlockThisDeviceOnly])
         try store.removeAll()
         try store.removeAll()
@@ -81,16 +82,8 @@ import Testing
         let keychain = InMemoryKeychain()
         let store = KeychainStore(service: "com.example", access: keychain)
         try store.save(self.credentials)
-        keychain.locked = true
-        #expect(throws: SecureStoreError.self) { try store.load() }
-        do {
-            _ = try store.load()
-        } catch let error as SecureStoreError {
-            guard case .unavailable = error else {
-                Issue.record("expected unavailable, got \(error)")
-                return
-            }
-        }
+        keychain.failure = .interactionNotAllowed
+        #expect(throws: SecureStoreError.unavailable("the Keychain is locked until the device is unlocked")) { try store.load() }
         #expect(throws: SecureStoreError.self) { try store.save(self.credentials) }
     }
 
@@ -98,65 +91,48 @@ import Testing
         let keychain = InMemoryKeychain()
         let store = KeychainStore(service: "com.example", access: keychain)
         try store.save(self.credentials)
-        keychain.locked = true
+        keychain.failure = .interactionNotAllowed
         let transport = StubTransport { _ in TransportResponse(status: 500) }
         let session = LatchkeySession(
             configuration: .init(serverURL: Fixture.serverURL), secureStore: store, defaults: InMemoryKeyValueStore(), transport: transport,
             clock: ManualLatchkeyClock())
         #expect(await session.bootstrap() == .storeUnavailable(.locked))
-        keychain.locked = false
+        keychain.failure = nil
         #expect(try store.load()?.session != nil)  // nothing was lost
     }
 }
 
-/// The `SecItem` calls in memory, with a switch that makes the Keychain "locked".
-final class InMemoryKeychain: KeychainItemAccess, @unchecked Sendable {
-    private let lock = NSLock()
-    private var storage: [KeychainLocation: KeychainItem] = [:]
-    private var log: [String] = []
-    private var isLocked = false
-
-    var locked: Bool {
-        get { self.lock.withLock { self.isLocked } }
-        set { self.lock.withLock { self.isLocked = newValue } }
+/// Issue 30, item 4: the file store says what is wrong.
+@Suite struct FileSecureStoreProblemTests {
+    @Test func aDirectoryTheProcessMayNotCreateIsMisconfigured() throws {
+        #if os(Linux)
+        // /sys refuses new entries, even to root (EPERM).
+        let store = FileSecureStore(directory: URL(fileURLWithPath: "/sys/latchkey-\(UUID().uuidString)"))
+        let error = #expect(throws: SecureStoreError.self) { try store.save(SecureStoreTests.credentials) }
+        guard case .misconfigured? = error?.problem else {
+            Issue.record("expected misconfigured, got \(String(describing: error))")
+            return
+        }
+        #endif
     }
-    var items: [KeychainLocation: KeychainItem] { self.lock.withLock { self.storage } }
-    var calls: [String] { self.lock.withLock { self.log } }
 
-    func add(_ item: KeychainItem) -> KeychainStatus {
-        self.lock.withLock {
-            self.log.append("add")
-            if self.isLocked { return .interactionNotAllowed }
-            if self.storage[item.location] != nil { return .duplicateItem }
-            self.storage[item.location] = item
-            return .success
+    @Test func anotherIOFailureIsFailedWithTheSystemsReason() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-file-\(UUID().uuidString)")
+        try Data().write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        // A regular file where the directory should be: ENOTDIR.
+        let store = FileSecureStore(directory: file.appendingPathComponent("inside"))
+        let error = #expect(throws: SecureStoreError.self) { try store.save(SecureStoreTests.credentials) }
+        guard case .failed? = error?.problem else {
+            Issue.record("expected failed, got \(String(describing: error))")
+            return
         }
     }
 
-    func update(_ location: KeychainLocation, data: Data) -> KeychainStatus {
-        self.lock.withLock {
-            self.log.append("update")
-            if self.isLocked { return .interactionNotAllowed }
-            guard self.storage[location] != nil else { return .itemNotFound }
-            self.storage[location]?.data = data
-            return .success
-        }
-    }
-
-    func copyData(_ location: KeychainLocation) -> (status: KeychainStatus, data: Data?) {
-        self.lock.withLock {
-            self.log.append("copy")
-            if self.isLocked { return (.interactionNotAllowed, nil) }
-            guard let item = self.storage[location] else { return (.itemNotFound, nil) }
-            return (.success, item.data)
-        }
-    }
-
-    func delete(_ location: KeychainLocation) -> KeychainStatus {
-        self.lock.withLock {
-            self.log.append("delete")
-            if self.isLocked { return .interactionNotAllowed }
-            return self.storage.removeValue(forKey: location) == nil ? .itemNotFound : .success
-        }
+    @Test func eachErrorCaseHasItsProblem() {
+        #expect(SecureStoreError.unavailable("locked").problem == .locked)
+        #expect(SecureStoreError.corrupt.problem == .unreadable)
+        #expect(SecureStoreError.misconfigured("no entitlement").problem == .misconfigured("no entitlement"))
+        #expect(SecureStoreError.failed("disk full").problem == .failed("disk full"))
     }
 }

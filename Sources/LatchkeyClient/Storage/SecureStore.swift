@@ -17,7 +17,9 @@ public protocol SecureStore: Sendable {
     /// The session uses it to compare and swap: a refresh writes its new tokens only over the session it refreshed, a
     /// sign-out clears only its own session, so another process (an app extension, a second CLI run) that stored the
     /// next user's session meanwhile keeps it. The default reads and saves; ``FileSecureStore`` holds a file lock across
-    /// both, so no other process writes in between.
+    /// both, so no other process writes in between; ``KeychainStore`` writes only over the version it read and, when
+    /// another process wrote first, reads again and calls `change` again. So `change` may run more than once, each time
+    /// with what the store holds then: it must only compute its answer.
     func update(_ change: (StoredCredentials?) throws -> StoredCredentials?) throws
 }
 
@@ -28,21 +30,35 @@ extension SecureStore {
     }
 }
 
-/// Why a ``SecureStore`` call failed. Messages contain no token or secret.
+/// Why a ``SecureStore`` call failed; ``problem`` is what the session reports. Messages contain no token or secret.
 public enum SecureStoreError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The store cannot be read right now (the Keychain is locked before first unlock, or unavailable).
-    /// Not the same as "signed out": try again later.
+    /// The store cannot be read right now: the Keychain is locked before the first unlock after boot
+    /// (``StoreProblem/locked``). Not the same as "signed out": try again later.
     case unavailable(String)
-    /// What is stored cannot be read as credentials.
+    /// What is stored cannot be read as credentials (``StoreProblem/unreadable``).
     case corrupt
-    /// Any other failure.
+    /// The app's setup keeps the store from working (``StoreProblem/misconfigured(_:)``): a Keychain access group
+    /// missing from its entitlements, no Keychain, a directory it may not write.
+    case misconfigured(String)
+    /// Any other failure (``StoreProblem/failed(_:)``).
     case failed(String)
+
+    /// What is wrong, in the categories an app acts on.
+    public var problem: StoreProblem {
+        switch self {
+        case .unavailable: .locked
+        case .corrupt: .unreadable
+        case .misconfigured(let reason): .misconfigured(reason)
+        case .failed(let reason): .failed(reason)
+        }
+    }
 
     /// A sentence a person can read.
     public var description: String {
         switch self {
         case .unavailable(let reason): "Secure storage is not available right now (\(reason))."
         case .corrupt: "The stored credentials could not be read."
+        case .misconfigured(let reason): "Secure storage is not set up correctly: \(reason)."
         case .failed(let reason): "Secure storage failed: \(reason)."
         }
     }
@@ -64,16 +80,5 @@ public final class InMemorySecureStore: SecureStore {
     /// Reads and replaces under one lock.
     public func update(_ change: (StoredCredentials?) throws -> StoredCredentials?) throws {
         try self.stored.withLock { stored in if let next = try change(stored) { stored = next } }
-    }
-}
-
-extension SecureStoreError {
-    /// What this failure means for the app.
-    public var problem: StoreProblem {
-        switch self {
-        case .unavailable: .locked
-        case .corrupt: .unreadable
-        case .failed(let reason): .failed(reason)
-        }
     }
 }

@@ -1,16 +1,19 @@
-/// What is wrong with the secure store, as ``LatchkeyError/storeUnavailable(_:)`` and ``AuthState/storeUnavailable(_:)``
-/// report it.
+import Foundation
+
+/// What is wrong with a ``SecureStore`` that cannot be used, so an app can tell a state that heals by itself from one
+/// it must act on. Never contains a token or secret.
 public enum StoreProblem: Sendable, Equatable, CustomStringConvertible {
-    /// The Keychain is locked until the device is unlocked after a restart; it heals by itself (bootstrap again when
-    /// protected data becomes available).
+    /// The Keychain is locked: the device has not been unlocked since it started (`errSecInteractionNotAllowed`).
+    /// It heals when the user unlocks the device; nothing was lost, so this is not "signed out".
     case locked
-    /// The stored bytes cannot be read as credentials; they are kept as they are, and the app decides (e.g.
-    /// ``LatchkeySession/resetDeviceIdentity()``).
+    /// The stored bytes cannot be read as credentials (damaged, or written by something else). They are kept as they
+    /// are: whether to start a new device identity is the app's decision (``LatchkeySession/resetDeviceIdentity()``).
     case unreadable
-    /// The app is not set up for the store: a missing entitlement, an access group not among its Keychain Sharing
-    /// groups, no keychain at all. The text says which.
+    /// The app is set up so that the store cannot work, and retrying will not help: the Keychain access group is not
+    /// among the app's entitlements, the app has no Keychain entitlement at all, no Keychain exists, or the credentials
+    /// file's directory may not be written. The text says which.
     case misconfigured(String)
-    /// Any other failure of the store (an unexpected Keychain status, a file that cannot be written). The text says which.
+    /// Any other failure: another Keychain `OSStatus`, or a file that could not be read or written. The text says which.
     case failed(String)
 
     /// A short name (`locked`, `unreadable`, `misconfigured`, `failed`).
@@ -23,7 +26,7 @@ public enum StoreProblem: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// A sentence a person can read.
+    /// A sentence a person can read (from the SDK's string catalog, keys `store.*`).
     public var description: String {
         switch self {
         case .locked: ErrorMessages.text("store.locked")

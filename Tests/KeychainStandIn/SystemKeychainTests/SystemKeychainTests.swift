@@ -46,7 +46,8 @@ struct SystemKeychainTests {
         StandInKeychain.shared.isLocked = true
         defer { StandInKeychain.shared.reset() }
 
-        #expect(throws: SecureStoreError.unavailable("the Keychain is locked until the device is unlocked")) { try store.load() }
+        let error = #expect(throws: SecureStoreError.unavailable("the Keychain is locked until the device is unlocked")) { try store.load() }
+        #expect(error?.problem == .locked)
         #expect(throws: SecureStoreError.unavailable("the Keychain is locked until the device is unlocked")) {
             try store.save(Self.credentials(token: "new"))
         }
@@ -54,11 +55,12 @@ struct SystemKeychainTests {
         #expect(try store.load()?.session?.accessToken == "kept")
     }
 
-    @Test func noKeychainIsUnavailable() throws {
+    @Test func noKeychainIsMisconfigured() throws {
         StandInKeychain.shared.reset()
         StandInKeychain.shared.isUnavailable = true
         defer { StandInKeychain.shared.reset() }
-        #expect(throws: SecureStoreError.unavailable("no Keychain is available")) { try KeychainStore(service: Self.service).load() }
+        let error = #expect(throws: SecureStoreError.self) { try KeychainStore(service: Self.service).load() }
+        #expect(error?.problem == .misconfigured("no Keychain is available"))
     }
 
     @Test func twoAccountsAreTwoItems() throws {
@@ -76,15 +78,18 @@ struct SystemKeychainTests {
         let keychain = SystemKeychain()
         let location = KeychainLocation(service: Self.service, account: "a")
         let item = KeychainItem(location: location, data: Data([1]), accessibility: .afterFirstUnlockThisDeviceOnly)
-        #expect(keychain.copyData(location).status == .itemNotFound)
+        #expect(keychain.copy(location).status == .itemNotFound)
         #expect(keychain.add(item) == .success)
         #expect(keychain.add(item) == .duplicateItem)
-        #expect(keychain.update(location, data: Data([2])) == .success)
-        let read = keychain.copyData(location)
-        #expect(read.status == .success && read.data == Data([2]))
+        #expect(keychain.update(location, ifVersion: nil, data: Data([2]), version: Data("v2".utf8)) == .success)
+        #expect(keychain.copy(location).item == StoredKeychainItem(data: Data([2]), version: Data("v2".utf8), accessGroup: "TEAMID.com.example.app"))
+        // Only the version named matches (kSecAttrGeneric in the SecItemUpdate query).
+        #expect(keychain.update(location, ifVersion: Data("v1".utf8), data: Data([3]), version: Data("v3".utf8)) == .itemNotFound)
+        #expect(keychain.update(location, ifVersion: Data("v2".utf8), data: Data([3]), version: Data("v3".utf8)) == .success)
+        #expect(keychain.copy(location).item?.data == Data([3]))
         #expect(keychain.delete(location) == .success)
         #expect(keychain.delete(location) == .itemNotFound)
-        #expect(keychain.update(location, data: Data([3])) == .itemNotFound)
+        #expect(keychain.update(location, ifVersion: nil, data: Data([4]), version: Data("v4".utf8)) == .itemNotFound)
     }
 
     /// Issue 16, item 2: the app and its extensions share one item through a Keychain Sharing group.
@@ -108,11 +113,10 @@ struct SystemKeychainTests {
         #expect(try KeychainStore(service: Self.service).load()?.session?.accessToken == "refreshed by the widget")
     }
 
-    @Test func aGroupTheAppIsNotEntitledToIsAReadableFailure() {
+    @Test func aGroupTheAppIsNotEntitledToIsMisconfigured() {
         StandInKeychain.shared.reset()
         let store = KeychainStore(service: Self.service, accessGroup: "TEAMID.com.other.team")
-        #expect(throws: SecureStoreError.failed("the app's entitlements do not include the Keychain access group TEAMID.com.other.team")) {
-            try store.save(Self.credentials(token: "x"))
-        }
+        let error = #expect(throws: SecureStoreError.self) { try store.save(Self.credentials(token: "x")) }
+        #expect(error?.problem == .misconfigured("the app's entitlements do not include the Keychain access group TEAMID.com.other.team"))
     }
 }
