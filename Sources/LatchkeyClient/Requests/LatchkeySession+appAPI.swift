@@ -50,7 +50,7 @@ extension LatchkeySession {
             do { return try await self.transport.stream(attempt) } catch { throw Self.transportError(error) }
         }
         self.noteRateLimit(stream.status, stream.header)
-        return (ResponseBytes(chunks: stream.body), try Self.httpResponse(prepared.url, status: stream.status, headers: stream.headers))
+        return (ResponseBytes(stream), try Self.httpResponse(prepared.url, status: stream.status, headers: stream.headers))
     }
 
     private func noteRateLimit(_ status: Int, _ header: (String) -> String?) {
