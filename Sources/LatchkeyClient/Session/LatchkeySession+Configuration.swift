@@ -31,7 +31,16 @@ extension LatchkeySession {
 
     /// How a session behaves.
     public struct Configuration: Sendable {
-        /// The server's base URL, e.g. `https://auth.example.com` (the SDK adds `/api/v1/…`).
+        /// Where the Latchkey server is: its root, e.g. `https://auth.example.com`, to which the SDK adds `/api/v1/…`.
+        ///
+        /// A path is honoured:
+        /// - one ending in `/api/v1` or `/v1` is the API's own base, and the SDK's `/api/v1/…` paths go below it as they are
+        ///   (`http://localhost:3000/api/v1` → `http://localhost:3000/api/v1/auth/refresh`, and a proxy that serves the
+        ///   API at `https://api.example.com/v1` → `https://api.example.com/v1/auth/refresh`), never doubled;
+        /// - any other is the prefix the server is mounted under behind a proxy (`https://example.com/auth` →
+        ///   `https://example.com/auth/api/v1/auth/refresh`).
+        ///
+        /// Paths outside `/api/v1` (such as `/.well-known/…`) go below the root: the base without its `/api/v1` or `/v1`.
         public var serverURL: URL
         /// A token that expires within this many seconds is treated as expired (clock-skew buffer, default 5 minutes).
         public var clockSkew: TimeInterval
