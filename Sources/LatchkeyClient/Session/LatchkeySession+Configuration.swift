@@ -42,6 +42,15 @@ extension LatchkeySession {
         ///
         /// Paths outside `/api/v1` (such as `/.well-known/…`) go below the root: the base without its `/api/v1` or `/v1`.
         public var serverURL: URL
+        /// The origins of the app's own API (scheme, host and port; a path is ignored), where ``LatchkeySession/data(for:policy:)``,
+        /// ``LatchkeySession/bytes(for:policy:)`` and ``LatchkeySession/authorize(_:policy:)`` may send credentials. The
+        /// Latchkey server's own origin is always included.
+        ///
+        /// A policy other than ``AuthPolicy/none`` to any other origin throws ``LatchkeyError/invalidRequest(_:)`` before
+        /// anything is sent (an avatar on a CDN must not get the access token), as does one to a listed origin over plain
+        /// `http` unless its host is a loopback one (`localhost`, 127.0.0.0/8, `::1`). Origins compare as browsers do:
+        /// scheme and host case-insensitively, a missing port as the scheme's default, hosts whole.
+        public var apiOrigins: [URL]
         /// A token that expires within this many seconds is treated as expired (clock-skew buffer, default 5 minutes).
         public var clockSkew: TimeInterval
         /// Whether an access code whose `sub` is not this device's UUID is refused (default `true`, the Stori rule).
@@ -70,13 +79,14 @@ extension LatchkeySession {
 
         /// Creates a configuration; only the server URL is required.
         public init(
-            serverURL: URL, clockSkew: TimeInterval = 300, requireAccessCodeForThisDevice: Bool = true,
+            serverURL: URL, apiOrigins: [URL] = [], clockSkew: TimeInterval = 300, requireAccessCodeForThisDevice: Bool = true,
             reinstallPolicy: ReinstallPolicy = .dropSession, tokenProvider: TokenProvider? = nil,
             deviceIDDefaultsKey: String = "latchkey.device-id", usesDeviceKey: Bool = true,
             isAppExtension: Bool = Configuration.runsInAppExtension, restoredDevicePolicy: RestoredDevicePolicy = .startNewIdentity,
             backgroundExecution: (any BackgroundExecution)? = nil, liveEventsReconnect: ReconnectPolicy = ReconnectPolicy()
         ) {
             self.serverURL = serverURL
+            self.apiOrigins = apiOrigins
             self.clockSkew = clockSkew
             self.requireAccessCodeForThisDevice = requireAccessCodeForThisDevice
             self.reinstallPolicy = reinstallPolicy

@@ -38,12 +38,15 @@ extension LatchkeySession {
         return url
     }
 
-    /// Sends without any auth handling; a transport failure is ``LatchkeyError/offline``. Keeps the DPoP nonce the
-    /// answer carries.
+    /// The Latchkey server's origin (``Configuration/serverURL``'s scheme, host and port).
+    nonisolated var serverOrigin: HTTPOrigin? { HTTPOrigin(self.configuration.serverURL) }
+
+    /// Sends without any auth handling; a transport failure is ``LatchkeyError/offline``. Keeps the DPoP nonce an answer
+    /// of the Latchkey server carries (another host's `DPoP-Nonce` is not the server's to hand out).
     func perform(_ request: TransportRequest) async throws -> TransportResponse {
         do {
             let response = try await self.transport.send(request)
-            if let nonce = response.header(DPoPProof.nonceHeader) { self.dpopNonce = nonce }
+            if let nonce = response.header(DPoPProof.nonceHeader), HTTPOrigin(request.url) == self.serverOrigin { self.dpopNonce = nonce }
             return response
         } catch {
             throw Self.transportError(error)
