@@ -141,3 +141,25 @@ import FoundationNetworking
         #expect(fixture.session().mirroredDeviceID == deviceID)
     }
 }
+
+/// Issue 30, item 16: the rate-limit headers of a 429 that `data(for:)` hands back.
+@Suite struct AppAPIRateLimitTests {
+    @Test func rateLimitInfoReadsAnHTTPURLResponse() async throws {
+        let fixture = Fixture { _ in
+            TransportResponse(status: 429, headers: ["retry-after": "120", "X-RateLimit-Limit": "10", "X-RateLimit-Remaining": "0"])
+        }
+        try fixture.storeSession()
+        let session = fixture.session { $0.apiOrigins = [URL(string: "https://api.example.com")!] }
+        let (_, response) = try await session.data(for: URLRequest(url: URL(string: "https://api.example.com/v1/play")!), policy: .bearer)
+        let info = try #require(RateLimitInfo(response: response, now: fixture.clock.now()))
+        #expect(response.statusCode == 429)
+        #expect(info.retryAfter == 120)
+        #expect(info.limit == 10)
+        #expect(info.remaining == 0)
+        #expect(info.description == "Try again in 2 minutes.")
+        #expect(
+            RateLimitInfo(
+                response: HTTPURLResponse(url: URL(string: "https://api.example.com")!, statusCode: 200, httpVersion: nil, headerFields: [:])!) == nil
+        )
+    }
+}
