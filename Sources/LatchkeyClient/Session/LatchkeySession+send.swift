@@ -12,7 +12,7 @@ extension LatchkeySession {
     /// ``LatchkeyError/unauthorized(code:message:)``, and a request whose session ended meanwhile is not sent again
     /// (``LatchkeyError/notSignedIn``). A 429 with `Retry-After` of at most 5 seconds is waited for and retried once;
     /// otherwise it is ``LatchkeyError/rateLimited(_:)`` and a ``LatchkeyEvent/rateLimited(_:)`` event. No answer at all
-    /// is ``LatchkeyError/offline``. For the app's own API on any host, see ``data(for:policy:)``.
+    /// is ``LatchkeyError/offline``. For the app's own API (``Configuration/apiOrigins``), see ``data(for:policy:)``.
     public func send(_ request: LatchkeyRequest) async throws -> LatchkeyResponse {
         let prepared = TransportRequest(
             method: request.method, url: try self.url(for: request.path, queryItems: request.queryItems), headers: request.headers,
