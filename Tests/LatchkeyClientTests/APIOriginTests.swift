@@ -95,6 +95,20 @@ import FoundationNetworking
         #expect(fixture.transport.requests.isEmpty)
     }
 
+    @Test func aWebSocketToAListedOriginMayCarryTheTokenInItsQuery() async throws {
+        let fixture = Fixture()
+        try fixture.storeSession()
+        let session = fixture.session(Self.apiOnly)
+        var socket = URLRequest(url: URL(string: "wss://api.example.com/api/v1/mcp/daw")!)
+        try await session.authorize(&socket, policy: .tokenInQuery)
+        #expect(socket.url?.absoluteString == "wss://api.example.com/api/v1/mcp/daw?token=access-1")
+        var elsewhere = URLRequest(url: URL(string: "wss://evil.net/api/v1/mcp/daw")!)
+        await #expect(throws: LatchkeyError.self) { try await session.authorize(&elsewhere, policy: .tokenInQuery) }
+        var clear = URLRequest(url: URL(string: "ws://api.example.com/api/v1/mcp/daw")!)
+        await #expect(throws: LatchkeyError.self) { try await session.authorize(&clear, policy: .tokenInQuery) }
+        #expect(elsewhere.url?.query == nil && clear.url?.query == nil)
+    }
+
     @Test func theNonePolicyGoesAnywhereWithoutCredentials() async throws {
         let fixture = Fixture { _ in TransportResponse(status: 200) }
         try fixture.storeSession()

@@ -3,7 +3,8 @@ import Foundation
 /// The origin of an `http` or `https` URL (RFC 6454: scheme, host and port), which decides where credentials may go.
 ///
 /// Scheme and host compare case-insensitively, a missing port is the scheme's default (80, 443), and hosts compare whole:
-/// `api.example.com.evil.net` is not `api.example.com`.
+/// `api.example.com.evil.net` is not `api.example.com`. A WebSocket URL has the origin of its HTTP twin (`wss` is
+/// `https`, `ws` is `http`), so a WebSocket to a listed API origin may carry `?token=`.
 struct HTTPOrigin: Hashable, Sendable, CustomStringConvertible {
     /// `http` or `https`.
     let scheme: String
@@ -12,18 +13,18 @@ struct HTTPOrigin: Hashable, Sendable, CustomStringConvertible {
     /// The port, explicit or the scheme's default.
     let port: Int
 
-    /// `url`'s origin; `nil` unless it is an absolute `http` or `https` URL with a host.
+    /// `url`'s origin; `nil` unless it is an absolute `http`, `https`, `ws` or `wss` URL with a host.
     init?(_ url: URL) {
-        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false), let scheme = components.scheme?.lowercased(),
-            let defaultPort = Self.defaultPorts[scheme], var host = components.host?.lowercased(), !host.isEmpty
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: false), let given = components.scheme?.lowercased(),
+            let scheme = Self.httpSchemes[given], var host = components.host?.lowercased(), !host.isEmpty
         else { return nil }
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         self.scheme = scheme
         self.host = host
-        self.port = components.port ?? defaultPort
+        self.port = components.port ?? (scheme == "https" ? 443 : 80)
     }
 
-    private static let defaultPorts = ["http": 80, "https": 443]
+    private static let httpSchemes = ["http": "http", "https": "https", "ws": "http", "wss": "https"]
 
     /// Whether the host is this machine: `localhost`, an address in 127.0.0.0/8, or `::1`.
     var isLoopback: Bool {

@@ -21,9 +21,10 @@ extension LatchkeySession {
         try await self.bearer(replacing: nil)
     }
 
-    /// Puts `policy`'s credentials on an app's own request (for an HTTP stack of the app's own): the bearer (fresh, as
-    /// ``accessToken()``), `X-Device-ID`, or the token as `?token=`. ``AuthPolicy/deviceID`` removes any `Authorization`
-    /// header. After a 401 with it, call ``refresh()`` and authorize again.
+    /// Puts `policy`'s credentials on an app's own request (for an HTTP stack of the app's own, or a WebSocket to the app's
+    /// API with ``AuthPolicy/tokenInQuery``): the bearer (fresh, as ``accessToken()``), `X-Device-ID`, or the token as
+    /// `?token=`. ``AuthPolicy/deviceID`` removes any `Authorization` header. After a 401 with it, call ``refresh()`` and
+    /// authorize again. A `ws`/`wss` URL has the origin of its `http`/`https` twin.
     ///
     /// - Throws: ``LatchkeyError/invalidRequest(_:)`` when `policy` is not ``AuthPolicy/none`` and the request's URL is
     ///   not on the Latchkey server or one of ``Configuration/apiOrigins`` (or is plain `http` to a host that is not a
@@ -78,17 +79,20 @@ extension LatchkeySession {
 
     /// `request` as the transport sends it, once its URL is known to be one `policy` may send credentials to.
     private func transportRequest(_ request: URLRequest, policy: AuthPolicy) throws -> TransportRequest {
-        guard let url = request.url else { throw LatchkeyError.invalidRequest("the request needs an absolute http or https URL") }
+        guard let url = request.url, ["http", "https"].contains(url.scheme?.lowercased()) else {
+            throw LatchkeyError.invalidRequest("the request needs an absolute http or https URL")
+        }
         try self.checkDestination(url, policy: policy)
         return TransportRequest(method: request.httpMethod ?? "GET", url: url, headers: request.allHTTPHeaderFields ?? [:], body: request.httpBody)
     }
 
-    /// Throws ``LatchkeyError/invalidRequest(_:)`` unless `url` is absolute `http` or `https` and, for a policy that sends
-    /// credentials, on the Latchkey server or one of the API origins, over `https` or to a loopback host.
+    /// Throws ``LatchkeyError/invalidRequest(_:)`` unless `url` is absolute (`http`, `https`, or for ``authorize(_:policy:)``
+    /// `ws` and `wss`) and, for a policy that sends credentials, on the Latchkey server or one of the API origins, over
+    /// `https` (`wss`) or to a loopback host.
     ///
     /// The server's own origin may be plain `http` anywhere: every refresh token goes there already.
     private func checkDestination(_ url: URL, policy: AuthPolicy) throws {
-        guard let origin = HTTPOrigin(url) else { throw LatchkeyError.invalidRequest("the request needs an absolute http or https URL") }
+        guard let origin = HTTPOrigin(url) else { throw LatchkeyError.invalidRequest("the request needs an absolute http, https, ws or wss URL") }
         guard policy != .none, origin != self.serverOrigin else { return }
         guard self.configuration.apiOrigins.contains(where: { HTTPOrigin($0) == origin }) else {
             throw LatchkeyError.invalidRequest(

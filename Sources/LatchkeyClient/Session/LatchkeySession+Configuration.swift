@@ -49,7 +49,9 @@ extension LatchkeySession {
         /// A policy other than ``AuthPolicy/none`` to any other origin throws ``LatchkeyError/invalidRequest(_:)`` before
         /// anything is sent (an avatar on a CDN must not get the access token), as does one to a listed origin over plain
         /// `http` unless its host is a loopback one (`localhost`, 127.0.0.0/8, `::1`). Origins compare as browsers do:
-        /// scheme and host case-insensitively, a missing port as the scheme's default, hosts whole.
+        /// scheme and host case-insensitively, a missing port as the scheme's default, hosts whole. A `wss` URL has its
+        /// `https` twin's origin, so ``LatchkeySession/authorize(_:policy:)`` may put `?token=` on a WebSocket to a listed
+        /// origin.
         public var apiOrigins: [URL]
         /// A token that expires within this many seconds is treated as expired (clock-skew buffer, default 5 minutes).
         public var clockSkew: TimeInterval
