@@ -10,8 +10,9 @@ import FoundationNetworking
 /// A reader that falls further behind ends the body: it gets what was buffered, then
 /// `URLError(.dataLengthExceedsMaximum)`, and the transfer stops. (Pausing the task instead is no choice: Apple documents
 /// that a data task resumed after `suspend()` starts over, and FoundationNetworking's `suspend()` takes the transfer off
-/// libcurl, which starts it over when it comes back — the request sent twice.) The transfer also stops when the reader
-/// is cancelled, ``cancel()``s, or lets go of the channel.
+/// libcurl, which closes the connection, and `resume()` sends the request again and hands over its body from the start
+/// after what had arrived — seen on Linux with Swift 6.3.) The transfer also stops when the reader is cancelled,
+/// ``cancel()``s, or lets go of the channel.
 final class BodyChannel: Sendable {
     private enum End {
         case finished
