@@ -30,7 +30,10 @@ extension LatchkeySession {
     ///   not on the Latchkey server or one of ``Configuration/apiOrigins`` (or is plain `http` to a host that is not a
     ///   loopback one); the request is left as it was.
     public func authorize(_ request: inout URLRequest, policy: AuthPolicy) async throws {
-        guard let url = request.url else { throw LatchkeyError.invalidRequest("the request needs an absolute http or https URL") }
+        guard let url = request.url else {
+            if policy == .none { return }
+            throw LatchkeyError.invalidRequest("the request needs an absolute URL")
+        }
         try self.checkDestination(url, policy: policy)
         request = try await self.credentials(for: policy, replacing: nil).applied(to: request)
     }
@@ -79,7 +82,7 @@ extension LatchkeySession {
 
     /// `request` as the transport sends it, once its URL is known to be one `policy` may send credentials to.
     private func transportRequest(_ request: URLRequest, policy: AuthPolicy) throws -> TransportRequest {
-        guard let url = request.url, ["http", "https"].contains(url.scheme?.lowercased()) else {
+        guard let url = request.url, ["http", "https"].contains(url.scheme?.lowercased()), url.host != nil else {
             throw LatchkeyError.invalidRequest("the request needs an absolute http or https URL")
         }
         try self.checkDestination(url, policy: policy)
@@ -92,11 +95,12 @@ extension LatchkeySession {
     ///
     /// The server's own origin may be plain `http` anywhere: every refresh token goes there already.
     private func checkDestination(_ url: URL, policy: AuthPolicy) throws {
+        guard policy != .none else { return }
         guard let origin = HTTPOrigin(url) else { throw LatchkeyError.invalidRequest("the request needs an absolute http, https, ws or wss URL") }
-        guard policy != .none, origin != self.serverOrigin else { return }
+        guard origin != self.serverOrigin else { return }
         guard self.configuration.apiOrigins.contains(where: { HTTPOrigin($0) == origin }) else {
             throw LatchkeyError.invalidRequest(
-                "\(origin) is not the Latchkey server nor one of Configuration.apiOrigins, and the .\(policy.rawValue) policy sends credentials; "
+                "\(origin) is neither the Latchkey server nor one of Configuration.apiOrigins, and the .\(policy.rawValue) policy sends credentials; "
                     + "list the origin there, or send the request with .none")
         }
         guard origin.isSecureForCredentials else {
