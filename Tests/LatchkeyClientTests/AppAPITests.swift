@@ -28,6 +28,13 @@ import FoundationNetworking
 /// The app's own API calls: `accessToken()`, `authorize(_:policy:)`, `data(for:policy:)`, `bytes(for:policy:)`.
 @Suite struct AppOwnAPITests {
     static let songs = URL(string: "https://api.stori.example/v1/songs?page=2")!
+    /// The 401 of an app's API whose token expired (RFC 6750).
+    static let expired = TransportResponse.error(401, .invalidToken, headers: ["WWW-Authenticate": #"Bearer error="invalid_token""#])
+
+    /// Stori's API and asset origins.
+    static func storiOrigins(_ configuration: inout LatchkeySession.Configuration) {
+        configuration.apiOrigins = [URL(string: "https://api.stori.example")!, URL(string: "https://cdn.stori.example")!]
+    }
 
     @Test func accessTokenIsTheCurrentOneAndRefreshedFirstWhenAboutToExpire() async throws {
         let fixture = Fixture { _ in .json(200, Samples.pair(2)) }
@@ -50,17 +57,17 @@ import FoundationNetworking
             guard request.url.host == "api.stori.example" else { return TransportResponse(status: 404) }
             if request.bearer == "access-1" {
                 if rejected.increment() == 4 { gate.open() }
-                return .error(401, .invalidToken)
+                return Self.expired
             }
             return TransportResponse(status: 200, headers: ["Content-Type": "application/json"], body: Data(#"{"songs":[]}"#.utf8))
         }
         try fixture.storeSession()
-        let session = fixture.session()
+        let session = fixture.session(Self.storiOrigins)
         var request = URLRequest(url: Self.songs)
         request.setValue("yes", forHTTPHeaderField: "X-App")
         let sent = request
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
-            for _ in 0..<4 { group.addTask { try await session.data(for: sent).1.statusCode } }
+            for _ in 0..<4 { group.addTask { try await session.data(for: sent, policy: .bearer).1.statusCode } }
             return try await group.reduce(into: []) { $0.append($1) }
         }
         #expect(statuses == [200, 200, 200, 200])
@@ -73,7 +80,7 @@ import FoundationNetworking
     @Test func dataReturnsTheAppsOwnErrorsAsTheyAre() async throws {
         let fixture = Fixture { _ in TransportResponse(status: 422, body: Data(#"{"detail":"bad tempo"}"#.utf8)) }
         try fixture.storeSession()
-        let (body, response) = try await fixture.session().data(for: URLRequest(url: Self.songs))
+        let (body, response) = try await fixture.session(Self.storiOrigins).data(for: URLRequest(url: Self.songs), policy: .bearer)
         #expect(response.statusCode == 422)
         #expect(String(decoding: body, as: UTF8.self) == #"{"detail":"bad tempo"}"#)
     }
@@ -81,7 +88,7 @@ import FoundationNetworking
     @Test func authorizeSetsThePolicysCredentialsOnAnAppsOwnRequest() async throws {
         let fixture = Fixture()
         let deviceID = try fixture.storeSession()
-        let session = fixture.session()
+        let session = fixture.session(Self.storiOrigins)
         var bearer = URLRequest(url: Self.songs)
         try await session.authorize(&bearer, policy: .bearer)
         #expect(bearer.value(forHTTPHeaderField: "Authorization") == "Bearer access-1")
@@ -98,13 +105,13 @@ import FoundationNetworking
     @Test func deviceIDForGuestsSendsTheDeviceIDOnlyWithAGuestSession() async throws {
         let guest = Fixture { _ in TransportResponse(status: 200) }
         let deviceID = try guest.storeSession(refresh: nil, kind: .guest)
-        _ = try await guest.session().data(for: URLRequest(url: Self.songs), policy: .deviceIDForGuests)
+        _ = try await guest.session(Self.storiOrigins).data(for: URLRequest(url: Self.songs), policy: .deviceIDForGuests)
         #expect(guest.transport.requests.first?.header("X-Device-ID") == deviceID.uuidString.lowercased())
         #expect(guest.transport.requests.first?.bearer == "access-1")
 
         let user = Fixture { _ in TransportResponse(status: 200) }
         try user.storeSession()
-        _ = try await user.session().data(for: URLRequest(url: Self.songs), policy: .deviceIDForGuests)
+        _ = try await user.session(Self.storiOrigins).data(for: URLRequest(url: Self.songs), policy: .deviceIDForGuests)
         #expect(user.transport.requests.first?.header("X-Device-ID") == nil)
         #expect(user.transport.requests.first?.bearer == "access-1")
     }
@@ -113,13 +120,13 @@ import FoundationNetworking
         let fixture = Fixture { request in
             if request.url.path == "/api/v1/auth/refresh" { return .json(200, Samples.pair(2)) }
             return request.bearer == "access-2"
-                ? TransportResponse(status: 200, body: Data("data: one\n\ndata: two\n".utf8)) : .error(401, .invalidToken)
+                ? TransportResponse(status: 200, body: Data("data: one\n\ndata: two\n".utf8)) : Self.expired
         }
         try fixture.storeSession()
         var request = URLRequest(url: URL(string: "https://api.stori.example/api/v1/compose/stream")!)
         request.httpMethod = "POST"
         request.httpBody = Data(#"{"prompt":"drums"}"#.utf8)
-        let (bytes, response) = try await fixture.session().bytes(for: request)
+        let (bytes, response) = try await fixture.session(Self.storiOrigins).bytes(for: request, policy: .bearer)
         #expect(response.statusCode == 200)
         var lines: [String] = []
         for try await line in bytes.lines { lines.append(line) }
@@ -132,5 +139,27 @@ import FoundationNetworking
         let fixture = Fixture()
         let deviceID = try fixture.storeSession()
         #expect(fixture.session().mirroredDeviceID == deviceID)
+    }
+}
+
+/// Issue 30, item 16: the rate-limit headers of a 429 that `data(for:)` hands back.
+@Suite struct AppAPIRateLimitTests {
+    @Test func rateLimitInfoReadsAnHTTPURLResponse() async throws {
+        let fixture = Fixture { _ in
+            TransportResponse(status: 429, headers: ["retry-after": "120", "X-RateLimit-Limit": "10", "X-RateLimit-Remaining": "0"])
+        }
+        try fixture.storeSession()
+        let session = fixture.session { $0.apiOrigins = [URL(string: "https://api.example.com")!] }
+        let (_, response) = try await session.data(for: URLRequest(url: URL(string: "https://api.example.com/v1/play")!), policy: .bearer)
+        let info = try #require(RateLimitInfo(response: response, now: fixture.clock.now()))
+        #expect(response.statusCode == 429)
+        #expect(info.retryAfter == 120)
+        #expect(info.limit == 10)
+        #expect(info.remaining == 0)
+        #expect(info.description == "Try again in 2 minutes.")
+        #expect(
+            RateLimitInfo(
+                response: HTTPURLResponse(url: URL(string: "https://api.example.com")!, statusCode: 200, httpVersion: nil, headerFields: [:])!) == nil
+        )
     }
 }

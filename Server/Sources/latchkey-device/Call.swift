@@ -13,7 +13,9 @@ struct Call: AsyncParsableCommand {
         discussion: """
             A path goes to the Latchkey server (LatchkeySession.send); an absolute URL is the app's own API on any host \
             (LatchkeySession.data(for:), exit code from its status: 1 for a 4xx, 3 for 401, 4 for 429, 5 for a 5xx). \
-            --stream prints the body's lines as they arrive (LatchkeySession.bytes(for:)).
+            --stream prints the body's lines as they arrive (LatchkeySession.bytes(for:)). \
+            Credentials go only to --server and the --api-origin origins: any --auth but none to another origin sends \
+            nothing and exits 2.
             --auth none: no credentials; bearer: Authorization only; device: X-Device-ID only (no JWT); guest: both; \
             device-for-guests: the bearer, and X-Device-ID while the session is a guest's.
             """)
@@ -47,7 +49,7 @@ struct Call: AsyncParsableCommand {
             }
             let absolute = URL(string: self.path).flatMap { $0.scheme == nil ? nil : $0 }
             guard absolute != nil || self.stream else { return try await self.send(body, with: session) }
-            var request = URLRequest(url: absolute ?? self.options.serverURL.appendingPathComponent(self.path))
+            var request = URLRequest(url: try absolute ?? session.url(for: self.path))
             request.httpMethod = self.method.uppercased()
             request.httpBody = body
             if body != nil { request.setValue("application/json", forHTTPHeaderField: "Content-Type") }

@@ -8,6 +8,11 @@ struct DeviceOptions: ParsableArguments {
     @Option(help: "The Latchkey server (env LATCHKEY_SERVER; default http://127.0.0.1:8080).")
     var server: String?
 
+    @Option(
+        name: .customLong("api-origin"),
+        help: "An origin of the app's own API (scheme, host and port; repeatable) where credentials may go besides the server.")
+    var apiOrigins: [String] = []
+
     @Option(help: "Directory holding this app's state (env LATCHKEY_DEVICE_STATE; default ~/.latchkey-device).")
     var state: String?
 
@@ -25,6 +30,11 @@ struct DeviceOptions: ParsableArguments {
         guard let url = URL(string: server), url.scheme == "http" || url.scheme == "https", url.host != nil else {
             throw ValidationError("--server must be an http(s) URL, e.g. http://127.0.0.1:8080")
         }
+        for origin in self.apiOrigins {
+            guard let url = URL(string: origin), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+                throw ValidationError("--api-origin must be an http(s) URL, e.g. https://api.example.com (got \(origin))")
+            }
+        }
     }
 
     /// The server's base URL.
@@ -34,7 +44,7 @@ struct DeviceOptions: ParsableArguments {
     /// which would be one for every state directory): each state directory is an install of its own.
     func makeSession(_ configure: (inout LatchkeySession.Configuration) -> Void = { _ in }) -> LatchkeySession {
         let directory = self.stateDirectory
-        var configuration = LatchkeySession.Configuration(serverURL: self.serverURL)
+        var configuration = LatchkeySession.Configuration(serverURL: self.serverURL, apiOrigins: self.apiOrigins.compactMap(URL.init(string:)))
         configure(&configuration)
         return LatchkeySession(
             configuration: configuration,

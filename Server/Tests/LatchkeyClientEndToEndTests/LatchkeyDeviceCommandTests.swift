@@ -137,6 +137,23 @@ struct LatchkeyDeviceCommandTests {
         }
     }
 
+    @Test func callWithBearerAuthToAnOriginThatIsNotListedSendsNothingAndExits2() async throws {
+        try await DeviceApp.run { app, server in
+            try await app.register()
+            // The same server under another origin: localhost is not 127.0.0.1, which --server names.
+            let origin = "http://localhost:\(try #require(server.url.port))"
+            let echo = origin + "/api/v1/assets/echo"
+            let refused = try await app.run("call", "GET", echo, "--auth", "bearer")
+            #expect(refused.exitCode == 2, "\(refused)")
+            #expect(refused.stderr.contains("\(origin) is neither the Latchkey server"), "\(refused)")
+            #expect(server.seen.last == nil)  // nothing reached the route
+
+            let listed = try await app.run("call", "GET", echo, "--auth", "bearer", "--api-origin", origin)
+            #expect(listed.exitCode == 0, "\(listed)")
+            #expect(server.seen.last?.authorization?.hasPrefix("Bearer ") == true)
+        }
+    }
+
     @Test func callWithDeviceForGuestsSendsTheDeviceIDOnlyForAGuest() async throws {
         try await DeviceApp.run { app, server in
             #expect(try await app.run("guest").exitCode == 0)

@@ -1,6 +1,10 @@
 import Foundation
 import LatchkeyAPI
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// The rate-limit headers of a response: `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset`, `Retry-After`.
 public struct RateLimitInfo: Sendable, Equatable, CustomStringConvertible {
     /// How many calls the window allows.
@@ -26,6 +30,13 @@ public struct RateLimitInfo: Sendable, Equatable, CustomStringConvertible {
     /// `Retry-After` as seconds or as an HTTP date.
     public init?(response: TransportResponse, now: Date) {
         self.init(header: response.header, now: now)
+    }
+
+    /// Reads the headers of `response`, such as a 429 that ``LatchkeySession/data(for:policy:)`` handed back from the
+    /// app's own API (``description`` then says how long to wait); `nil` when it carries none of them. The
+    /// headers are read as for a `TransportResponse`.
+    public init?(response: HTTPURLResponse, now: Date = Date()) {
+        self.init(header: { response.value(forHTTPHeaderField: $0) }, now: now)
     }
 
     /// Reads the headers `header` looks up (case-insensitively); `nil` when there are none of them.

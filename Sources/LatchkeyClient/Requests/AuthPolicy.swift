@@ -1,6 +1,9 @@
 /// How one request is authenticated.
+///
+/// Every policy but ``none`` sends credentials (the access token, or the device UUID that is the user's ID), which go
+/// only to the Latchkey server and ``LatchkeySession/Configuration/apiOrigins``.
 public enum AuthPolicy: String, Sendable, Equatable, CaseIterable {
-    /// No credentials (health, `users/register`, `register-device`, `refresh`).
+    /// No credentials (health, `users/register`, `register-device`, `refresh`), to any host.
     case none
     /// `Authorization: Bearer <access token>`; a 401 is answered by one refresh and one retry.
     case bearer

@@ -27,7 +27,10 @@ extension LatchkeySession {
     ///   the token provider shared by every request that met the same 401) and the request is sent again. When the
     ///   session ended or another began meanwhile, it is not sent again: ``LatchkeyError/notSignedIn``. A 401 that
     ///   refuses a password the request carried (`invalid_credentials`, `email_not_verified`) is handed back as it is:
-    ///   the token was fine, and sending the password again would only count as one more failed try.
+    ///   the token was fine, and sending the password again would only count as one more failed try. From any origin but
+    ///   the Latchkey server's, a 401 replaces the token only when it says the token is the problem
+    ///   (`WWW-Authenticate: Bearer error="invalid_token"`) or the token was already within the clock-skew window of its
+    ///   expiry: an app's API refusing for reasons of its own must not rotate the session.
     /// - 429 with a `Retry-After` of at most 5 seconds: waits that long on the session's clock and sends it again.
     func exchange<Answer: HTTPAnswer>(
         _ request: TransportRequest, policy: AuthPolicy, _ send: (TransportRequest) async throws -> Answer
@@ -37,7 +40,9 @@ extension LatchkeySession {
         var waited = false
         while true {
             let answer = try await send(credentials.applied(to: request))
-            if answer.status == 401, !refreshed, let rejected = credentials.token, !Self.refusesPassword(answer) {
+            if answer.status == 401, !refreshed, let rejected = credentials.token, !Self.refusesPassword(answer),
+                HTTPOrigin(request.url) == self.serverOrigin || Self.rejectsToken(answer) || self.isExpiring(token: rejected)
+            {
                 refreshed = true
                 guard credentials.generation == self.generation else { throw LatchkeyError.notSignedIn }
                 credentials = try await self.credentials(for: policy, replacing: rejected)
@@ -53,6 +58,20 @@ extension LatchkeySession {
             }
             return answer
         }
+    }
+
+    /// Whether a 401 says the token is the problem: a `Bearer` challenge with `error="invalid_token"` (RFC 6750).
+    private static func rejectsToken(_ answer: some HTTPAnswer) -> Bool {
+        guard let header = answer.header("WWW-Authenticate") else { return false }
+        return AuthenticationChallenge.parse(header).contains { $0.scheme == "bearer" && $0.parameters["error"] == "invalid_token" }
+    }
+
+    /// Whether `token` is within the clock-skew window of its expiry now (the stored session's expiry when it is that
+    /// session's token, else the JWT's `exp`); `false` when its expiry is not known.
+    private func isExpiring(token: String) -> Bool {
+        let stored = self.credentials?.session.flatMap { $0.accessToken == token ? $0.accessTokenExpiresAt : nil }
+        guard let expiry = stored ?? UnverifiedJWT.expiry(of: token) else { return false }
+        return self.clock.now().addingTimeInterval(self.configuration.clockSkew) >= expiry
     }
 
     /// Whether a 401 refused the password a request carried rather than its token.

@@ -31,8 +31,28 @@ extension LatchkeySession {
 
     /// How a session behaves.
     public struct Configuration: Sendable {
-        /// The server's base URL, e.g. `https://auth.example.com` (the SDK adds `/api/v1/…`).
+        /// Where the Latchkey server is: its root, e.g. `https://auth.example.com`, to which the SDK adds `/api/v1/…`.
+        ///
+        /// A path is honoured:
+        /// - one ending in `/api/v1` or `/v1` is the API's own base, and the SDK's `/api/v1/…` paths go below it as they are
+        ///   (`http://localhost:3000/api/v1` → `http://localhost:3000/api/v1/auth/refresh`, and a proxy that serves the
+        ///   API at `https://api.example.com/v1` → `https://api.example.com/v1/auth/refresh`), never doubled;
+        /// - any other is the prefix the server is mounted under behind a proxy (`https://example.com/auth` →
+        ///   `https://example.com/auth/api/v1/auth/refresh`).
+        ///
+        /// Paths outside `/api/v1` (such as `/.well-known/…`) go below the root: the base without its `/api/v1` or `/v1`.
         public var serverURL: URL
+        /// The origins of the app's own API (scheme, host and port; a path is ignored), where ``LatchkeySession/data(for:policy:)``,
+        /// ``LatchkeySession/bytes(for:policy:)`` and ``LatchkeySession/authorize(_:policy:)`` may send credentials. The
+        /// Latchkey server's own origin is always included.
+        ///
+        /// A policy other than ``AuthPolicy/none`` to any other origin throws ``LatchkeyError/invalidRequest(_:)`` before
+        /// anything is sent (an avatar on a CDN must not get the access token), as does one to a listed origin over plain
+        /// `http` unless its host is a loopback one (`localhost`, 127.0.0.0/8, `::1`). Origins compare as browsers do:
+        /// scheme and host case-insensitively, a missing port as the scheme's default, hosts whole. A `wss` URL has its
+        /// `https` twin's origin, so ``LatchkeySession/authorize(_:policy:)`` may put `?token=` on a WebSocket to a listed
+        /// origin.
+        public var apiOrigins: [URL]
         /// A token that expires within this many seconds is treated as expired (clock-skew buffer, default 5 minutes).
         public var clockSkew: TimeInterval
         /// Whether an access code whose `sub` is not this device's UUID is refused (default `true`, the Stori rule).
@@ -66,7 +86,7 @@ extension LatchkeySession {
 
         /// Creates a configuration; only the server URL is required.
         public init(
-            serverURL: URL, clockSkew: TimeInterval = 300, requireAccessCodeForThisDevice: Bool = true,
+            serverURL: URL, apiOrigins: [URL] = [], clockSkew: TimeInterval = 300, requireAccessCodeForThisDevice: Bool = true,
             reinstallPolicy: ReinstallPolicy = .dropSession, tokenProvider: TokenProvider? = nil,
             deviceIDDefaultsKey: String = "latchkey.device-id", usesDeviceKey: Bool = true,
             isAppExtension: Bool = Configuration.runsInAppExtension, restoredDevicePolicy: RestoredDevicePolicy = .startNewIdentity,
@@ -74,6 +94,7 @@ extension LatchkeySession {
             storeChangeNotifier: (any StoreChangeNotifier)? = nil
         ) {
             self.serverURL = serverURL
+            self.apiOrigins = apiOrigins
             self.clockSkew = clockSkew
             self.requireAccessCodeForThisDevice = requireAccessCodeForThisDevice
             self.reinstallPolicy = reinstallPolicy

@@ -12,7 +12,7 @@ extension LatchkeySession {
     /// ``LatchkeyError/rejected(_:)`` (status 401), and a request whose session ended meanwhile is not sent again
     /// (``LatchkeyError/notSignedIn``). A 429 with `Retry-After` of at most 5 seconds is waited for and retried once;
     /// otherwise it is ``LatchkeyError/rateLimited(_:)`` and a ``LatchkeyEvent/rateLimited(_:)`` event. No answer at all
-    /// is ``LatchkeyError/offline(_:)``. For the app's own API on any host, see ``data(for:policy:)``.
+    /// is ``LatchkeyError/offline(_:)``. For the app's own API (``Configuration/apiOrigins``), see ``data(for:policy:)``.
     public func send(_ request: LatchkeyRequest) async throws -> LatchkeyResponse {
         let prepared = TransportRequest(
             method: request.method, url: try self.url(for: request.path, queryItems: request.queryItems), headers: request.headers,
@@ -38,12 +38,15 @@ extension LatchkeySession {
         return url
     }
 
-    /// Sends without any auth handling; a transport failure is ``LatchkeyError/offline(_:)``. Keeps the DPoP nonce the
-    /// answer carries.
+    /// The Latchkey server's origin (``Configuration/serverURL``'s scheme, host and port).
+    nonisolated var serverOrigin: HTTPOrigin? { HTTPOrigin(self.configuration.serverURL) }
+
+    /// Sends without any auth handling; a transport failure is ``LatchkeyError/offline(_:)``. Keeps the DPoP nonce an answer
+    /// of the Latchkey server carries (another host's `DPoP-Nonce` is not the server's to hand out).
     func perform(_ request: TransportRequest) async throws -> TransportResponse {
         do {
             let response = try await self.transport.send(request)
-            if let nonce = response.header(DPoPProof.nonceHeader) { self.dpopNonce = nonce }
+            if let nonce = response.header(DPoPProof.nonceHeader), HTTPOrigin(request.url) == self.serverOrigin { self.dpopNonce = nonce }
             return response
         } catch {
             throw Self.transportError(error)

@@ -145,20 +145,34 @@ public actor LatchkeySession {
         self.clock.now().addingTimeInterval(self.configuration.clockSkew) >= session.accessTokenExpiresAt
     }
 
-    func url(for path: String, queryItems: [URLQueryItem] = []) throws -> URL {
+    /// The URL of `path` on the Latchkey server (e.g. `/api/v1/users/me`, a query allowed), with `queryItems` added, as
+    /// ``send(_:)`` sends it: below ``Configuration/serverURL`` as its documentation describes (a base ending in
+    /// `/api/v1` or `/v1` is the API's base; any other path is a prefix).
+    public nonisolated func url(for path: String, queryItems: [URLQueryItem] = []) throws -> URL {
         guard var components = URLComponents(url: self.configuration.serverURL, resolvingAgainstBaseURL: false) else {
-            throw LatchkeyError.invalidResponse
+            throw LatchkeyError.invalidRequest("the server URL cannot be read")
         }
-        let base = components.path.hasSuffix("/") ? String(components.path.dropLast()) : components.path
-        let parts = path.split(separator: "?", maxSplits: 1).map(String.init)
-        components.path = base + parts[0]
+        let parts = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        components.path = Self.serverPath(base: components.path, path: parts[0].hasPrefix("/") ? parts[0] : "/" + parts[0])
         var items = parts.count > 1 ? (URLComponents(string: "?" + parts[1])?.queryItems ?? []) : []
         items += queryItems
         components.queryItems = items.isEmpty ? nil : items
         // URLComponents leaves `+` as it is, which form decoding (many servers and proxies) reads as a space: an asset key
         // such as `c++/kit.zip` must arrive as written.
         components.percentEncodedQuery = components.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
-        guard let url = components.url else { throw LatchkeyError.invalidResponse }
+        guard let url = components.url else { throw LatchkeyError.invalidRequest("\(path) is not a path on the server") }
         return url
+    }
+
+    /// The path of the server's `path` below a server URL whose path is `base`: a base ending in `/api/v1` or `/v1` is
+    /// where `/api/v1` is, and the rest of the server is below the base without it; any other base is a prefix.
+    static func serverPath(base: String, path: String) -> String {
+        let base = base.hasSuffix("/") ? String(base.dropLast()) : base
+        let api = "/api/v1"
+        let suffix = [api, "/v1"].first { base.hasSuffix($0) }
+        let root = suffix.map { String(base.dropLast($0.count)) } ?? base
+        let apiBase = suffix == nil ? base + api : base
+        if path == api || path.hasPrefix(api + "/") { return apiBase + path.dropFirst(api.count) }
+        return root + path
     }
 }

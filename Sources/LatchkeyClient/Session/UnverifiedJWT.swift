@@ -15,6 +15,11 @@ enum UnverifiedJWT {
     }
 
     static func subject(of token: String) -> String? { Self.claims(of: token)?["sub"] as? String }
+
+    /// When the token expires (`exp`), if it says.
+    static func expiry(of token: String) -> Date? {
+        (Self.claims(of: token)?["exp"] as? NSNumber).map { Date(timeIntervalSince1970: $0.doubleValue) }
+    }
 }
 
 /// SHA-256 as 64 lowercase hexadecimal digits.

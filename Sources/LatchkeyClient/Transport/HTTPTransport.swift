@@ -80,15 +80,22 @@ public struct TransportStream: Sendable {
     public var status: Int
     /// Header fields by name.
     public var headers: [String: String]
-    /// The body in the pieces it arrives in; iterate it once. It throws when the connection fails midway, and ending
-    /// the iteration early cancels the request.
+    /// The body in the pieces it arrives in; iterate it once. It throws when the connection fails midway; the request is
+    /// cancelled when the stream and its iterators are released before the end, or when the iterating task is cancelled.
     public var body: AsyncThrowingStream<Data, any Error>
+    /// Stops the transfer and ends ``body`` (``ResponseBytes`` calls it when its reader goes away before the end, such as
+    /// a `break` out of its loop); calling it after the end does nothing.
+    public var cancel: @Sendable () -> Void
 
-    /// Creates a response.
-    public init(status: Int, headers: [String: String] = [:], body: AsyncThrowingStream<Data, any Error>) {
+    /// Creates a response; `cancel` stops its transfer (by default, nothing: a stream that stops it from its
+    /// `onTermination` needs no more).
+    public init(
+        status: Int, headers: [String: String] = [:], body: AsyncThrowingStream<Data, any Error>, cancel: @escaping @Sendable () -> Void = {}
+    ) {
         self.status = status
         self.headers = headers
         self.body = body
+        self.cancel = cancel
     }
 
     /// `response`, its body in one piece.

@@ -17,7 +17,7 @@ import FoundationNetworking
             try await session.registerDevice()
             var request = URLRequest(url: server.url.appendingPathComponent("api/v1/compose/stream"))
             request.httpMethod = "POST"
-            let (bytes, response) = try await session.bytes(for: request)
+            let (bytes, response) = try await session.bytes(for: request, policy: .bearer)
             #expect(response.statusCode == 200)
             var events: [String] = []
             for try await line in bytes.lines where !line.isEmpty {
