@@ -78,20 +78,11 @@ public enum SessionEventType {
 }
 
 /// The `reason` of a `session.revoked` event; open, so a newer server's reasons decode as themselves.
-public struct SessionRevocationReason: RawRepresentable, Hashable, Codable, Sendable, CustomStringConvertible {
+public struct SessionRevocationReason: OpenWireValue {
     /// The wire value.
     public let rawValue: String
-    /// A kind by its wire value; any string, so a newer server's kinds decode (compare with the constants).
+    /// A value by its wire string; any string, so a newer server's values decode (compare with the constants).
     public init(rawValue: String) { self.rawValue = rawValue }
-    /// Decodes any string.
-    public init(from decoder: any Decoder) throws { self.rawValue = try decoder.singleValueContainer().decode(String.self) }
-    /// Encodes the wire value.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(self.rawValue)
-    }
-    /// The wire value.
-    public var description: String { self.rawValue }
 
     /// The session logged out (`scope: local`).
     public static let logout = SessionRevocationReason(rawValue: "logout")

@@ -1,20 +1,11 @@
 /// What a Latchkey access token stands for, carried in its `kind` claim.
 ///
 /// Open: a newer server may add kinds, which decode as themselves instead of failing; `switch` over it needs a `default`.
-public struct TokenKind: RawRepresentable, Hashable, Codable, Sendable, CustomStringConvertible {
+public struct TokenKind: OpenWireValue {
     /// The wire value.
     public let rawValue: String
-    /// A kind by its wire value; any string, so a newer server's kinds decode (compare with the constants).
+    /// A value by its wire string; any string, so a newer server's values decode (compare with the constants).
     public init(rawValue: String) { self.rawValue = rawValue }
-    /// Decodes any string.
-    public init(from decoder: any Decoder) throws { self.rawValue = try decoder.singleValueContainer().decode(String.self) }
-    /// Encodes the wire value.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(self.rawValue)
-    }
-    /// The wire value.
-    public var description: String { self.rawValue }
 
     /// A session created by device registration, refresh, access-code exchange or an identity provider.
     public static let session = TokenKind(rawValue: "session")
@@ -32,20 +23,11 @@ public struct TokenKind: RawRepresentable, Hashable, Codable, Sendable, CustomSt
 /// How a user came to exist.
 ///
 /// Open: a newer server may add kinds (they decode as themselves); `switch` over it needs a `default`.
-public struct UserKind: RawRepresentable, Hashable, Codable, Sendable, CustomStringConvertible {
+public struct UserKind: OpenWireValue {
     /// The wire value.
     public let rawValue: String
-    /// A kind by its wire value; any string, so a newer server's kinds decode (compare with the constants).
+    /// A value by its wire string; any string, so a newer server's values decode (compare with the constants).
     public init(rawValue: String) { self.rawValue = rawValue }
-    /// Decodes any string.
-    public init(from decoder: any Decoder) throws { self.rawValue = try decoder.singleValueContainer().decode(String.self) }
-    /// Encodes the wire value.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(self.rawValue)
-    }
-    /// The wire value.
-    public var description: String { self.rawValue }
 
     /// Created by `users/register` or `auth/register-device`; the user ID is the device UUID.
     public static let device = UserKind(rawValue: "device")
