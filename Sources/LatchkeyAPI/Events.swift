@@ -78,7 +78,7 @@ public enum SessionEventType {
 }
 
 /// The `reason` of a `session.revoked` event; open, so a newer server's reasons decode as themselves.
-public struct SessionRevocationReason: OpenWireValue {
+public struct SessionRevocationReason: OpenWireValue, CaseIterable {
     /// The wire value.
     public let rawValue: String
     /// A value by its wire string; any string, so a newer server's values decode (compare with the constants).

@@ -1,7 +1,7 @@
 /// What a Latchkey access token stands for, carried in its `kind` claim.
 ///
 /// Open: a newer server may add kinds, which decode as themselves instead of failing; `switch` over it needs a `default`.
-public struct TokenKind: OpenWireValue {
+public struct TokenKind: OpenWireValue, CaseIterable {
     /// The wire value.
     public let rawValue: String
     /// A value by its wire string; any string, so a newer server's values decode (compare with the constants).
@@ -23,7 +23,7 @@ public struct TokenKind: OpenWireValue {
 /// How a user came to exist.
 ///
 /// Open: a newer server may add kinds (they decode as themselves); `switch` over it needs a `default`.
-public struct UserKind: OpenWireValue {
+public struct UserKind: OpenWireValue, CaseIterable {
     /// The wire value.
     public let rawValue: String
     /// A value by its wire string; any string, so a newer server's values decode (compare with the constants).
