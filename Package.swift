@@ -48,5 +48,13 @@ let package = Package(
             dependencies: ["LatchkeyClient", "LatchkeyAPI"],
             swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
         ),
+        // The shortest correct integration of each of the five seed apps (Stori, Photolala, Mystica, the hairstyle app,
+        // SabaiPics), written as an app's auth layer and run against stub transports, so the documented usage cannot rot.
+        // scripts/check-keychain compiles and runs them again with their Apple-only lines (Keychain, UIKit).
+        .testTarget(
+            name: "SeedIntegrations",
+            dependencies: ["LatchkeyClient", "LatchkeyAPI"],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
     ]
 )
