@@ -11,7 +11,11 @@ struct Status: AsyncParsableCommand {
         try await self.options.run { session in
             let state = await session.bootstrap()
             Output.print(Output.describe(state, deviceID: try? await session.deviceID()), json: self.options.json)
-            if !state.isSignedIn { throw ExitCode(Output.name(of: state) == "store_unavailable" ? 5 : 3) }
+            switch state {
+            case .signedIn: break
+            case .storeUnavailable: throw ExitCode(5)
+            default: throw ExitCode(3)
+            }
         }
     }
 }

@@ -120,6 +120,18 @@ extension LatchkeyError {
     /// Whether this is a refusal (or a failure) with `code`.
     func has(_ code: ErrorCode) -> Bool { self.code == code }
 
+    /// Whether the session (or the provider's token) is not accepted any more: no session, one that expired, or a 401.
+    var refusesSession: Bool {
+        switch self {
+        case .notSignedIn, .sessionExpired: true
+        case .rejected(let details): details.status == 401
+        default: false
+        }
+    }
+
+    /// Whether the server answered 404 `not_found`: it has no such route (a feature it is not configured for).
+    var isNotFound: Bool { self.details?.status == 404 && self.has(.notFound) }
+
     /// The error a response with status ≥ 400 stands for.
     static func from(_ response: TransportResponse, now: Date) -> LatchkeyError {
         let detail = (try? JSONDecoder().decode(ErrorEnvelope.self, from: response.body))?.error

@@ -98,7 +98,7 @@ extension LatchkeySession {
         guard policy != .none else { return }
         guard let origin = HTTPOrigin(url) else { throw LatchkeyError.invalidRequest("the request needs an absolute http, https, ws or wss URL") }
         guard origin != self.serverOrigin else { return }
-        guard self.configuration.apiOrigins.contains(where: { HTTPOrigin($0) == origin }) else {
+        guard self.apiOrigins.contains(origin) else {
             throw LatchkeyError.invalidRequest(
                 "\(origin) is neither the Latchkey server nor one of Configuration.apiOrigins, and the .\(policy.rawValue) policy sends credentials; "
                     + "list the origin there, or send the request with .none")

@@ -42,8 +42,7 @@ extension LatchkeySession {
     /// The state after a failed bootstrap step: offline or a failing server keeps the session, a rejection ends it.
     private func settle(after error: any Error) -> AuthState {
         switch error {
-        case LatchkeyError.sessionExpired, LatchkeyError.notSignedIn: self.endSession(.signedOut(reason: .sessionExpired), reason: .sessionExpired)
-        case LatchkeyError.rejected(let details) where details.status == 401:
+        case let error as LatchkeyError where error.refusesSession:
             self.endSession(.signedOut(reason: .sessionExpired), reason: .sessionExpired)
         default:
             if let current = self.credentials?.session {

@@ -206,7 +206,7 @@ extension LatchkeySession {
     ) async throws -> Response {
         do {
             return try await self.send(request, decoding: type)
-        } catch let error as LatchkeyError where error.details?.status == 404 && error.has(.notFound) {
+        } catch let error as LatchkeyError where error.isNotFound {
             throw LatchkeyError.rejected(.emailNotConfigured, status: 404)
         } catch let error as LatchkeyError {
             throw error.redacting(secrets + [self.credentials?.session?.accessToken, self.credentials?.session?.refreshToken])

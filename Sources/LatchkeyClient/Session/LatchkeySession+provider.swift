@@ -47,7 +47,7 @@ extension LatchkeySession {
             let profile = try await self.currentUser()
             self.defaults.set(ProviderUser(userID: profile.userID, token: current).stored, forKey: self.providerUserKey)
             self.setProviderState(.signedIn(AuthSession(userID: profile.userID, kind: .external, expiresAt: nil)), reason: reason)
-        } catch let error as LatchkeyError where error == .notSignedIn || error == .sessionExpired || error.details?.status == 401 {
+        } catch let error as LatchkeyError where error.refusesSession {
             self.defaults.set(nil, forKey: self.providerUserKey)
             self.setProviderState(.signedOut(), reason: reason)
         } catch {

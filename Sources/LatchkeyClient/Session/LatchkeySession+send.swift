@@ -38,9 +38,6 @@ extension LatchkeySession {
         return url
     }
 
-    /// The Latchkey server's origin (``Configuration/serverURL``'s scheme, host and port).
-    nonisolated var serverOrigin: HTTPOrigin? { HTTPOrigin(self.configuration.serverURL) }
-
     /// Sends without any auth handling; a transport failure is ``LatchkeyError/offline(_:)``. Keeps the DPoP nonce an answer
     /// of the Latchkey server carries (another host's `DPoP-Nonce` is not the server's to hand out).
     func perform(_ request: TransportRequest) async throws -> TransportResponse {

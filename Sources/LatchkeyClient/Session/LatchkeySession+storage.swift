@@ -109,7 +109,7 @@ extension LatchkeySession {
     private func sendStorage<Response: Decodable>(_ request: LatchkeyRequest, decoding type: Response.Type) async throws -> Response {
         do {
             return try await self.send(request, decoding: type)
-        } catch let error as LatchkeyError where error.details?.status == 404 && error.has(.notFound) {
+        } catch let error as LatchkeyError where error.isNotFound {
             throw LatchkeyError.rejected(.storageNotConfigured, status: 404)
         }
     }

@@ -48,6 +48,11 @@ public actor LatchkeySession {
     let storeChangeNotifier: (any StoreChangeNotifier)?
     /// The task that follows the notifier's posts, started at the session's first use.
     var storeChangeListener: Task<Void, Never>?
+    /// The Latchkey server's origin (``Configuration/serverURL``'s scheme, host and port), where every request of
+    /// ``send(_:)`` goes.
+    nonisolated let serverOrigin: HTTPOrigin?
+    /// The origins of ``Configuration/apiOrigins``, the only others credentials go to.
+    nonisolated let apiOrigins: Set<HTTPOrigin>
     /// The current state.
     public private(set) var state: AuthState = .restoring
     private var stateContinuations: [UUID: AsyncStream<AuthState>.Continuation] = [:]
@@ -83,6 +88,8 @@ public actor LatchkeySession {
         self.clock = clock
         self.backgroundExecution = configuration.backgroundExecution
         self.storeChangeNotifier = configuration.storeChangeNotifier ?? Self.defaultStoreChangeNotifier(for: secureStore)
+        self.serverOrigin = HTTPOrigin(configuration.serverURL)
+        self.apiOrigins = Set(configuration.apiOrigins.compactMap(HTTPOrigin.init))
     }
 
     deinit { self.storeChangeListener?.cancel() }

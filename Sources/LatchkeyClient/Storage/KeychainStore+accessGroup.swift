@@ -5,13 +5,7 @@ extension KeychainStore {
     /// adds it there, then deletes the old item by the group it was read from, never by a query that would also match
     /// the new one. `nil` when there is no such item.
     func moveIntoAccessGroup() throws -> StoredKeychainItem? {
-        let (status, old) = self.access.copy(self.ungrouped)
-        switch status {
-        case .success: break
-        case .itemNotFound: return nil
-        default: throw self.error(status)
-        }
-        guard let old else { throw SecureStoreError.corrupt }
+        guard let old = try self.copy(self.ungrouped) else { return nil }
         let added = self.access.add(self.item(old.data, version: old.version))
         guard added == .success || added == .duplicateItem else { throw self.error(added) }
         if let oldGroup = old.accessGroup, oldGroup != self.location.accessGroup {
@@ -20,9 +14,7 @@ extension KeychainStore {
         }
         guard added == .duplicateItem else { return StoredKeychainItem(data: old.data, version: old.version, accessGroup: self.location.accessGroup) }
         // Another process moved it (or stored the group's item) first: the group's item is the one.
-        let (reread, item) = self.access.copy(self.location)
-        guard reread == .success else { throw self.error(reread) }
-        guard let item else { throw SecureStoreError.corrupt }
+        guard let item = try self.copy(self.location) else { throw self.error(.itemNotFound) }
         return item
     }
 

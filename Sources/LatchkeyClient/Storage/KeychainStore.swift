@@ -99,12 +99,18 @@ public struct KeychainStore: SecureStore {
 
     /// The item; with an access group that holds none, the one stored without the group, moved into it.
     func read() throws -> StoredKeychainItem? {
-        let (status, item) = self.access.copy(self.location)
+        if let item = try self.copy(self.location) { return item }
+        return self.location.accessGroup == nil ? nil : try self.moveIntoAccessGroup()
+    }
+
+    /// The item at `location`; `nil` when there is none.
+    func copy(_ location: KeychainLocation) throws -> StoredKeychainItem? {
+        let (status, item) = self.access.copy(location)
         switch status {
         case .success:
             guard let item else { throw SecureStoreError.corrupt }
             return item
-        case .itemNotFound: return self.location.accessGroup == nil ? nil : try self.moveIntoAccessGroup()
+        case .itemNotFound: return nil
         default: throw self.error(status)
         }
     }
