@@ -25,6 +25,11 @@ public struct AccessTokenClaims: Codable, Sendable, Equatable {
     public var deviceID: String?
     /// When the user last authenticated (the session began), seconds since 1970; sessions only.
     public var authTime: Int64?
+    /// How strongly the session's user was authenticated: `aal1` (one factor) or `aal2` (a second factor proved
+    /// at sign-in or by a step-up); sessions only.
+    public var aal: AuthenticatorAssuranceLevel?
+    /// The ways the session's user proved who they are (RFC 8176 values such as `pwd`, `otp`, `device`, `hwk`); sessions only.
+    public var amr: [AuthenticationMethod]?
 
     enum CodingKeys: String, CodingKey {
         case issuer = "iss"
@@ -38,11 +43,14 @@ public struct AccessTokenClaims: Codable, Sendable, Equatable {
         case kind
         case deviceID = "did"
         case authTime = "auth_time"
+        case aal
+        case amr
     }
 
     public init(
         issuer: String, audience: String, subject: String, sessionID: String?, issuedAt: Int64, notBefore: Int64,
-        expiresAt: Int64, tokenID: String, kind: TokenKind, deviceID: String?, authTime: Int64? = nil
+        expiresAt: Int64, tokenID: String, kind: TokenKind, deviceID: String?, authTime: Int64? = nil,
+        aal: AuthenticatorAssuranceLevel? = nil, amr: [AuthenticationMethod]? = nil
     ) {
         self.issuer = issuer
         self.audience = audience
@@ -55,5 +63,7 @@ public struct AccessTokenClaims: Codable, Sendable, Equatable {
         self.kind = kind
         self.deviceID = deviceID
         self.authTime = authTime
+        self.aal = aal
+        self.amr = amr
     }
 }
