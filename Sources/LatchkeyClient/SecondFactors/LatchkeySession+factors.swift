@@ -27,7 +27,7 @@ extension LatchkeySession {
     /// Returns the user's ten recovery codes (`XXXXX-XXXXX`, each usable once). The server shows them this once: show
     /// them to the user to write down, and never log or store them.
     ///
-    /// The confirming session becomes ``AuthenticatorAssuranceLevel/aal2`` on the server, and its tokens say so from
+    /// The confirming session becomes `aal2` on the server, and its tokens say so from
     /// their next refresh: the SDK refreshes at once, so ``AuthState`` and the next requests carry `aal2`. A failed
     /// refresh (offline, say) does not fail the confirmation; the codes are returned and the next refresh catches up.
     ///

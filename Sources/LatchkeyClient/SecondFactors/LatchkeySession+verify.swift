@@ -5,7 +5,7 @@ extension LatchkeySession {
     /// Finishes a sign-in that answered ``LatchkeyError/mfaRequired(_:)`` with a code from the user's authenticator app
     /// (`POST /api/v1/mfa/verify` with the challenge's token and the code) and starts the session the server returns,
     /// as the sign-in would have: it replaces the session in use and is stored. Its access token is at
-    /// ``AuthenticatorAssuranceLevel/aal2``, with both factors in ``AuthSession/amr``.
+    /// `aal2`, with both factors in ``AuthSession/amr``.
     ///
     /// ```swift
     /// do {
@@ -57,7 +57,7 @@ extension LatchkeySession {
     /// }
     /// ```
     ///
-    /// The server answers with a new token pair for the same session at ``AuthenticatorAssuranceLevel/aal2``; it replaces
+    /// The server answers with a new token pair for the same session at `aal2`; it replaces
     /// the session's tokens as a refresh does (stored, ``LatchkeyEvent/tokenRefreshed(_:)``, a new ``AuthState``). When
     /// the session ended or another began while the request was on its way, the answer is dropped and this throws
     /// ``LatchkeyError/notSignedIn``.

@@ -15,7 +15,7 @@ public struct MFAChallenge: Sendable, Hashable {
     public struct Factor: Sendable, Hashable {
         /// The factor's ID.
         public var id: String
-        /// What kind of factor it is (today always ``FactorType/totp``).
+        /// What kind of factor it is (today always `totp`).
         public var type: FactorType
 
         /// Creates a factor.

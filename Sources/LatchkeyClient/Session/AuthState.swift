@@ -38,9 +38,9 @@ public struct AuthSession: Sendable, Equatable, CustomStringConvertible {
     public var kind: SessionKind
     /// When the access token expires, by the SDK's clock (`nil` for tokens from an external provider).
     public var expiresAt: Date?
-    /// How strongly the user was authenticated, from the access token's `aal` claim: ``AuthenticatorAssuranceLevel/aal2``
+    /// How strongly the user was authenticated, from the access token's `aal` claim: `aal2`
     /// after a second factor (at sign-in, by ``LatchkeySession/stepUp(code:)``, or at the first refresh after
-    /// ``LatchkeySession/confirmTOTP(factorID:code:)``), else ``AuthenticatorAssuranceLevel/aal1``. `nil` when the token
+    /// ``LatchkeySession/confirmTOTP(factorID:code:)``), else `aal1`. `nil` when the token
     /// does not say (a server before second factors, a guest token, an external provider's token).
     public var aal: AuthenticatorAssuranceLevel?
     /// How the user proved who they are, from the access token's `amr` claim: `[.password, .otp]` after a password and
