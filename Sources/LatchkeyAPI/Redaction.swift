@@ -82,3 +82,30 @@ extension ResetPasswordConfirmRequest: CredentialRedacting {
 extension ChangePasswordRequest: CredentialRedacting {
     public var redactedFields: KeyValuePairs<String, String> { [:] }
 }
+
+// Second factors: the `mfa_token`, a TOTP secret (and the `otpauth` URI that carries it), a code and a recovery code
+// are all credentials.
+
+extension MFARequiredResponse: CredentialRedacting {
+    public var redactedFields: KeyValuePairs<String, String> {
+        ["code": self.error.code.rawValue, "factors": self.factors.map { "\($0.type.rawValue) \($0.id)" }.joined(separator: ", ")]
+    }
+}
+
+extension TOTPEnrollmentResponse: CredentialRedacting {
+    public var redactedFields: KeyValuePairs<String, String> { ["factorID": self.factorID] }
+}
+
+extension MFACodeRequest: CredentialRedacting {
+    public var redactedFields: KeyValuePairs<String, String> { [:] }
+}
+
+extension MFAVerifyRequest: CredentialRedacting {
+    public var redactedFields: KeyValuePairs<String, String> {
+        ["challenge": "\(self.mfaToken != nil)", "by": self.recoveryCode != nil ? "recovery_code" : "code"]
+    }
+}
+
+extension RecoveryCodesResponse: CredentialRedacting {
+    public var redactedFields: KeyValuePairs<String, String> { ["count": "\(self.recoveryCodes.count)"] }
+}

@@ -56,6 +56,7 @@ import FoundationNetworking
             case .offline: "check your connection"
             case .connectionRefused: "update the app"
             case .rateLimited: "wait"
+            case .mfaRequired: "ask for the code"
             case .rejected(let details) where details.code == .invalidCredentials: "wrong password"
             case .rejected: "refused"
             case .server: "try later"

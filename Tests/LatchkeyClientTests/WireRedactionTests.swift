@@ -38,6 +38,19 @@ import Testing
         ("ResetPasswordConfirmRequest", ResetPasswordConfirmRequest(email: "\(secret)@example.com", code: secret, newPassword: secret)),
         ("ResetPasswordConfirmRequest by link", ResetPasswordConfirmRequest(token: secret, newPassword: secret)),
         ("ChangePasswordRequest", ChangePasswordRequest(currentPassword: secret, newPassword: secret)),
+        (
+            "MFARequiredResponse",
+            MFARequiredResponse(
+                error: .init(code: .mfaRequired, message: "Second factor."), mfaToken: secret, factors: [.init(id: "f-1", type: .totp)])
+        ),
+        (
+            "TOTPEnrollmentResponse",
+            TOTPEnrollmentResponse(factorID: "f-1", secret: secret, otpauthURI: "otpauth://totp/Latchkey:a@example.com?secret=\(secret)")
+        ),
+        ("MFACodeRequest", MFACodeRequest(code: secret)),
+        ("MFAVerifyRequest", MFAVerifyRequest(mfaToken: secret, code: secret)),
+        ("MFAVerifyRequest with a recovery code", MFAVerifyRequest(recoveryCode: secret)),
+        ("RecoveryCodesResponse", RecoveryCodesResponse(recoveryCodes: [secret, secret])),
     ]
 
     @Test(arguments: values.map(\.0))

@@ -116,7 +116,7 @@ struct StoriAuth {
             return "You are offline. Composer needs a connection."
         case .rateLimited(let info):
             return "Too many requests. \(info)"
-        case .rejected, .server, .connectionRefused, .storeUnavailable, .invalidRequest:
+        case .rejected, .server, .connectionRefused, .storeUnavailable, .invalidRequest, .mfaRequired:
             return error.localizedDescription
         }
     }

@@ -90,7 +90,7 @@ struct PhotolalaAuth {
             return "You are offline. Photolala needs a connection to sign in and upload."
         case .rateLimited(let info):
             return "Too many attempts. \(info)"
-        case .rejected, .server, .connectionRefused, .storeUnavailable, .invalidRequest:
+        case .rejected, .server, .connectionRefused, .storeUnavailable, .invalidRequest, .mfaRequired:
             return error.localizedDescription
         }
     }

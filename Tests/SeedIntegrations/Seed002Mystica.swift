@@ -102,7 +102,7 @@ struct MysticaAuth {
             return "Too many tries. \(info)"
         case .storeUnavailable(let problem):
             return problem.description
-        case .rejected, .server, .connectionRefused, .invalidRequest:
+        case .rejected, .server, .connectionRefused, .invalidRequest, .mfaRequired:
             return error.localizedDescription
         }
     }

@@ -113,7 +113,7 @@ struct HairstyleAuth {
             return dailyLimitMessage(info)
         case .offline:
             return "No internet connection."
-        case .rejected, .server, .connectionRefused, .storeUnavailable, .invalidRequest:
+        case .rejected, .server, .connectionRefused, .storeUnavailable, .invalidRequest, .mfaRequired:
             return error.localizedDescription
         }
     }

@@ -98,7 +98,7 @@ struct SabaiPicsAuth {
             return "You are offline. Uploads continue when the connection is back."
         case .rateLimited(let info):
             return "Too many requests. \(info)"
-        case .rejected, .server, .connectionRefused, .storeUnavailable, .invalidRequest:
+        case .rejected, .server, .connectionRefused, .storeUnavailable, .invalidRequest, .mfaRequired:
             return error.localizedDescription
         }
     }

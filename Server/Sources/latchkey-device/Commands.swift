@@ -70,7 +70,7 @@ struct Apple: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Sign in with Apple (POST /auth/apple), linking this device's user when its session is in use.",
         discussion:
-            "Standard input's first line is the identity token (a JWT) from Apple, its second line (optional) the authorization code: never arguments, which the process list shows. --nonce is the raw nonce whose SHA-256 (lowercase hex) was the nonce of the Apple request. Exit 3 when the token or nonce is refused, 1 when the Apple ID belongs to another user, 5 when Apple refused the code."
+            "Standard input's first line is the identity token (a JWT) from Apple, its second line (optional) the authorization code: never arguments, which the process list shows. --nonce is the raw nonce whose SHA-256 (lowercase hex) was the nonce of the Apple request. Exit 3 when the token or nonce is refused, 1 when the Apple ID belongs to another user, 5 when Apple refused the code. When the user has a second factor, exit 3 with mfa_required: the sign-in waits five minutes in --state for `mfa verify`."
     )
     @OptionGroup var options: DeviceOptions
     @Option(help: "The raw nonce.") var nonce: String

@@ -68,6 +68,17 @@ struct DeviceOptions: ParsableArguments {
     ) async throws {
         do {
             try await body(self.makeSession(configure))
+        } catch LatchkeyError.mfaRequired(let challenge) {
+            PendingSignIn(stateDirectory: self.stateDirectory).save(challenge)
+            let next = "printf '%s\\n' \"$CODE\" | latchkey-device mfa verify (add --recovery-code for a recovery code) within 5 minutes"
+            let error = LatchkeyError.mfaRequired(challenge)
+            if self.json {
+                let factors = challenge.factors.map { ["id": $0.id, "type": $0.type.rawValue] }
+                Output.printJSON(["error": ["code": ErrorCode.mfaRequired.rawValue, "message": error.description], "factors": factors, "next": next])
+            } else {
+                Output.error("\(error.description) Finish with: \(next)")
+            }
+            throw ExitCode(Self.exitCode(for: error))
         } catch let error as LatchkeyError {
             if self.json {
                 Output.printJSON(["error": ["code": error.code?.rawValue ?? "client_error", "message": error.description]])
@@ -81,12 +92,12 @@ struct DeviceOptions: ParsableArguments {
     /// Refusals that mean "sign in (again)": exit 3, as a 401 is.
     static let signInCodes: Set<ErrorCode?> = [
         .invalidDeviceSecret, .invalidAccessCode, .accessCodeForAnotherDevice, .signInRejected, .reauthenticationRequired, .unknownDevice,
-        .invalidCredentials, .emailNotVerified,
+        .invalidCredentials, .emailNotVerified, .invalidMFAToken,
     ]
 
     static func exitCode(for error: LatchkeyError) -> Int32 {
         switch error {
-        case .notSignedIn, .sessionExpired: 3
+        case .notSignedIn, .sessionExpired, .mfaRequired: 3
         case .rejected(let details) where details.code == .tooManyAttempts: 4
         case .rejected(let details) where details.status == 401 || Self.signInCodes.contains(details.code): 3
         case .rateLimited: 4
@@ -129,6 +140,8 @@ enum Output {
             result["user_id"] = session.userID
             result["kind"] = session.kind.rawValue
             if let expiresAt = session.expiresAt { result["expires_at"] = ISO8601DateFormatter().string(from: expiresAt) }
+            if let aal = session.aal { result["aal"] = aal.rawValue }
+            if !session.amr.isEmpty { result["amr"] = session.amr.map(\.rawValue) }
         }
         return result
     }

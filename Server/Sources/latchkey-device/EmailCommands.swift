@@ -28,7 +28,7 @@ struct Login: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Sign in with an email address and its password (POST /auth/login); the password is standard input's first line.",
         discussion:
-            "Exit 3 when the email or password is not right or the address is not verified yet, 4 after too many failed tries for the account."
+            "Exit 3 when the email or password is not right or the address is not verified yet, 4 after too many failed tries for the account. When the account has a second factor, exit 3 with mfa_required: the sign-in waits five minutes in --state for `mfa verify` (the code on standard input)."
     )
     @OptionGroup var options: DeviceOptions
     @Option(help: "The email address.") var email: String

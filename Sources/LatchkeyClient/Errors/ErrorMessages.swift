@@ -39,9 +39,13 @@ enum ErrorMessages {
         "error.invalid_credentials": "The email or password is not right.",
         "error.email_not_verified": "Please verify your email: enter the code or open the link from the mail we sent you.",
         "error.too_many_attempts": "Too many failed sign-ins for this account. %@",
-        "error.invalid_code": "This code or link is not valid: it is wrong, expired or already used. Ask for a new mail.",
+        "error.invalid_code": "This code or link is not valid: it is wrong, expired or already used.",
         "error.email_already_set": "This account already has an email address and password.",
         "error.email_not_configured": "This server does not offer email and password sign-in.",
+        "error.mfa_required": "Enter the code from your authenticator app, or a recovery code, to finish signing in.",
+        "error.invalid_mfa_token": "This sign-in has expired or had too many wrong codes. Please sign in again.",
+        "error.aal2_required": "For your security, enter the code from your authenticator app to do this.",
+        "error.factor_exists": "This account already has an authenticator app. Remove it before adding another.",
         "store.locked": "Secure storage is locked until this device is unlocked. Your session is kept.",
         "store.unreadable": "The stored sign-in could not be read. It is kept as it is.",
         "store.misconfigured": "Secure storage is not set up for this app: %@.",
@@ -92,6 +96,7 @@ enum ErrorMessages {
         case .offline: return Self.text("error.offline")
         case .connectionRefused(let code): return Self.text("error.connection_refused", code.rawValue)
         case .rateLimited(let info): return Self.text("error.rate_limited", info.description)
+        case .mfaRequired: return Self.text("error.mfa_required")
         case .invalidRequest(let reason): return Self.text("error.invalid_request", reason)
         case .storeUnavailable(let problem): return problem.description
         case .server(let details):

@@ -8,7 +8,9 @@ import FoundationNetworking
 /// Why an SDK call failed: a small, stable set of categories an app branches on, each carrying what it needs.
 ///
 /// The categories do not grow when the server does: a new refusal arrives as ``rejected(_:)`` with its
-/// ``Details/code``, so a `switch` over the categories keeps compiling and keeps meaning what it meant.
+/// ``Details/code``, so a `switch` over the categories keeps compiling and keeps meaning what it meant. The one
+/// category added since is ``mfaRequired(_:)``: a sign-in that needs a second factor is not a refusal but a step, and
+/// carries what finishing it needs.
 ///
 /// ```swift
 /// do { try await session.signIn(email: email, password: password) } catch let error as LatchkeyError {
@@ -41,6 +43,11 @@ public enum LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible, 
     case connectionRefused(URLError.Code)
     /// The server answered 429: too many requests; ``RateLimitInfo/retryAfter`` says for how long.
     case rateLimited(RateLimitInfo)
+    /// A sign-in proved its first factor, and the user has a second one (403 `mfa_required`): no session started, and the
+    /// one in use is kept. Ask for a code and finish with ``LatchkeySession/completeSignIn(_:code:)`` or
+    /// ``LatchkeySession/completeSignIn(_:recoveryCode:)``. Thrown by ``LatchkeySession/signIn(email:password:)``,
+    /// `signInWithApple` and ``LatchkeySession/exchangeExternalToken(_:)``.
+    case mfaRequired(MFAChallenge)
     /// The request was refused: the server answered 4xx (401 after a refresh, 403, 404, 409, …), or the SDK refused an
     /// answer for the request's purpose (an access code for another device). ``Details/code`` says which refusal.
     case rejected(Details)
@@ -88,6 +95,7 @@ public enum LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible, 
         switch self {
         case .rejected(let details), .server(let details): details.code
         case .rateLimited: .rateLimited
+        case .mfaRequired: .mfaRequired
         case .invalidRequest: .invalidRequest
         default: nil
         }
@@ -135,6 +143,11 @@ extension LatchkeyError {
     /// The error a response with status ≥ 400 stands for.
     static func from(_ response: TransportResponse, now: Date) -> LatchkeyError {
         let detail = (try? JSONDecoder().decode(ErrorEnvelope.self, from: response.body))?.error
+        if response.status == 403, detail?.code == .mfaRequired,
+            let required = try? JSONDecoder().decode(MFARequiredResponse.self, from: response.body)
+        {
+            return .mfaRequired(MFAChallenge(required))
+        }
         var details = Details(status: response.status, code: detail?.code, message: detail?.message ?? "HTTP \(response.status)")
         switch response.status {
         case 429 where detail?.code == .tooManyAttempts:

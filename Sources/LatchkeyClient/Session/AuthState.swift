@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyAPI
 
 /// Where the app stands, as ``LatchkeySession/authStates()`` and ``AuthModel`` report it.
 public enum AuthState: Sendable, Equatable, CustomStringConvertible {
@@ -37,16 +38,30 @@ public struct AuthSession: Sendable, Equatable, CustomStringConvertible {
     public var kind: SessionKind
     /// When the access token expires, by the SDK's clock (`nil` for tokens from an external provider).
     public var expiresAt: Date?
+    /// How strongly the user was authenticated, from the access token's `aal` claim: `aal2`
+    /// after a second factor (at sign-in, by ``LatchkeySession/stepUp(code:)``, or at the first refresh after
+    /// ``LatchkeySession/confirmTOTP(factorID:code:)``), else `aal1`. `nil` when the token
+    /// does not say (a server before second factors, a guest token, an external provider's token).
+    public var aal: AuthenticatorAssuranceLevel?
+    /// How the user proved who they are, from the access token's `amr` claim: `[.password, .otp]` after a password and
+    /// a TOTP code, `[.device, .hardwareKey]` for a device session with a bound key. Empty when the token does not say.
+    public var amr: [AuthenticationMethod]
 
     /// Creates a session description.
-    public init(userID: String, kind: SessionKind, expiresAt: Date?) {
+    public init(
+        userID: String, kind: SessionKind, expiresAt: Date?, aal: AuthenticatorAssuranceLevel? = nil, amr: [AuthenticationMethod] = []
+    ) {
         self.userID = userID
         self.kind = kind
         self.expiresAt = expiresAt
+        self.aal = aal
+        self.amr = amr
     }
 
     init(_ session: StoredSession) {
-        self.init(userID: session.userID, kind: session.kind, expiresAt: session.accessTokenExpiresAt)
+        let assurance = UnverifiedJWT.assurance(of: session.accessToken)
+        self.init(
+            userID: session.userID, kind: session.kind, expiresAt: session.accessTokenExpiresAt, aal: assurance?.aal, amr: assurance?.amr ?? [])
     }
 
     /// Kind and user.

@@ -205,11 +205,9 @@ extension LatchkeySession {
         _ request: LatchkeyRequest, decoding type: Response.Type, hiding secrets: [String?]
     ) async throws -> Response {
         do {
-            return try await self.send(request, decoding: type)
+            return try await self.send(request, decoding: type, hiding: secrets)
         } catch let error as LatchkeyError where error.isNotFound {
             throw LatchkeyError.rejected(.emailNotConfigured, status: 404)
-        } catch let error as LatchkeyError {
-            throw error.redacting(secrets + [self.credentials?.session?.accessToken, self.credentials?.session?.refreshToken])
         }
     }
 }

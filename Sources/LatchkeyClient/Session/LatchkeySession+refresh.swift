@@ -68,10 +68,10 @@ extension LatchkeySession {
         }
     }
 
-    /// Writes the refreshed `session` over the one whose refresh token was `refreshToken`, only if the store still holds
-    /// that one: another process that stored a newer session (its own refresh, a sign-out, the next user) keeps it, and
-    /// this session follows it.
-    private func store(_ session: StoredSession, replacing refreshToken: String) throws -> StoredSession {
+    /// Writes the refreshed (or stepped-up) `session` over the one whose refresh token was `refreshToken`, only if the
+    /// store still holds that one: another process that stored a newer session (its own refresh, a sign-out, the next
+    /// user) keeps it, and this session follows it.
+    func store(_ session: StoredSession, replacing refreshToken: String) throws -> StoredSession {
         let result = try self.commit(keepingOnFailure: true, expecting: { $0?.session?.refreshToken == refreshToken }) { $0.session = session }
         switch result {
         case .committed:

@@ -28,6 +28,16 @@ extension LatchkeySession {
         try await self.send(request).decode(type)
     }
 
+    /// Sends `request` and decodes its JSON body as `type`; no error text keeps any of `secrets` (a password, a code, a
+    /// token the request carried) or the session's tokens.
+    func send<Response: Decodable>(_ request: LatchkeyRequest, decoding type: Response.Type, hiding secrets: [String?]) async throws -> Response {
+        do {
+            return try await self.send(request, decoding: type)
+        } catch let error as LatchkeyError {
+            throw error.redacting(secrets + [self.credentials?.session?.accessToken, self.credentials?.session?.refreshToken])
+        }
+    }
+
     /// The URL of `path` with the access token as `?token=` and a `ws`/`wss` scheme, for WebSocket endpoints.
     public func webSocketURL(path: String) async throws -> URL {
         let credentials = try await self.credentials(for: .tokenInQuery, replacing: nil)

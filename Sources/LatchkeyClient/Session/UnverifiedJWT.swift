@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyAPI
 
 #if canImport(CryptoKit)
 import CryptoKit
@@ -9,9 +10,26 @@ import Crypto
 /// Reads a JWT's claims without verifying it (the server verifies; the SDK only needs to know whose it is).
 enum UnverifiedJWT {
     static func claims(of token: String) -> [String: Any]? {
+        guard let payload = Self.payload(of: token) else { return nil }
+        return try? JSONSerialization.jsonObject(with: payload) as? [String: Any]
+    }
+
+    /// The token's payload (its claims as JSON), when it is a JWT.
+    static func payload(of token: String) -> Data? {
         let parts = token.split(separator: ".")
-        guard parts.count == 3, let data = Base64URL.decode(parts[1]) else { return nil }
-        return try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        guard parts.count == 3 else { return nil }
+        return Base64URL.decode(parts[1])
+    }
+
+    /// The `aal` and `amr` claims (issue 32), when the token is a JWT; each `nil` when it does not have it.
+    static func assurance(of token: String) -> AssuranceClaims? {
+        Self.payload(of: token).flatMap { try? JSONDecoder().decode(AssuranceClaims.self, from: $0) }
+    }
+
+    /// How strongly a token's user was authenticated, and how.
+    struct AssuranceClaims: Decodable {
+        var aal: AuthenticatorAssuranceLevel?
+        var amr: [AuthenticationMethod]?
     }
 
     static func subject(of token: String) -> String? { Self.claims(of: token)?["sub"] as? String }
