@@ -195,6 +195,8 @@ let package = Package(
                 "LatchkeySigV4",
                 "LatchkeyS3Peer",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                // HMAC-SHA-1 for the tests' own TOTP (RFC 6238), independent of the server's.
+                .product(name: "Crypto", package: "swift-crypto"),
                 // A raw socket that never answers the event stream's pings.
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
