@@ -13,7 +13,9 @@ import Testing
 struct SecondFactorFederationTests {
     typealias Peer = IdentityProviderPeer
 
-    static func appleSignIn(_ client: some TestClientProtocol, server: TestServer, subject: String, bearer: String? = nil) async throws -> TestResponse {
+    static func appleSignIn(
+        _ client: some TestClientProtocol, server: TestServer, subject: String, bearer: String? = nil
+    ) async throws -> TestResponse {
         let nonce = UUID().uuidString
         let token = try await Peer.appleToken(claims: server.appleClaims(rawNonce: nonce, subject: subject))
         return try await client.send(.post, "/api/v1/auth/apple", bearer: bearer, body: AppleSignInRequest(identityToken: token, rawNonce: nonce))

@@ -9,10 +9,11 @@ import Testing
 /// The tests' own authenticator against RFC 6238's published SHA-1 vectors (Appendix B, the last six of the eight
 /// digits): every second-factor test below leans on it.
 @Suite struct SecondFactorAuthenticatorTests {
-    @Test(arguments: [
-        (59, "287082"), (1_111_111_109, "081804"), (1_111_111_111, "050471"), (1_234_567_890, "005924"), (2_000_000_000, "279037"),
-        (20_000_000_000, "353130"),
-    ] as [(TimeInterval, String)])
+    @Test(
+        arguments: [
+            (59, "287082"), (1_111_111_109, "081804"), (1_111_111_111, "050471"), (1_234_567_890, "005924"), (2_000_000_000, "279037"),
+            (20_000_000_000, "353130"),
+        ] as [(TimeInterval, String)])
     func theTestsAuthenticatorGivesRFC6238sCodes(time: TimeInterval, code: String) throws {
         let secret = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ"  // base32 of the ASCII "12345678901234567890"
         #expect(Base32.decode(secret) == Array("12345678901234567890".utf8))
@@ -264,7 +265,8 @@ struct SecondFactorTests {
             #expect(try await client.factors(bearer: session.accessToken).decode(MFAFactorsResponse.self).factors.map(\.id) == [replacement.factorID])
 
             let now = server.clock.now()
-            let stale = try await client.confirmTOTP(first.factorID, code: try TOTPGenerator(secret: first.secret).code(at: now), bearer: session.accessToken)
+            let stale = try await client.confirmTOTP(
+                first.factorID, code: try TOTPGenerator(secret: first.secret).code(at: now), bearer: session.accessToken)
             #expect((400..<500).contains(stale.status.code), "\(stale.status) \(stale.text)")
             #expect(stale.envelope != nil, "\(stale.text)")
             let confirmed = try await client.confirmTOTP(
