@@ -23,6 +23,8 @@ let package = Package(
         .package(name: "latchkey", path: ".."),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
+        // TOTP (RFC 6238) for second factors: its HummingbirdOTP product only.
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
         .package(url: "https://github.com/swift-extras/swift-extras-base64.git", from: "1.2.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
@@ -97,6 +99,7 @@ let package = Package(
                 .product(name: "LatchkeyAPI", package: "latchkey"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "HummingbirdOTP", package: "hummingbird-auth"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "ExtrasBase64", package: "swift-extras-base64"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -8,7 +8,7 @@ struct UsersCommand: AsyncParsableCommand {
         commandName: "users", abstract: "List, show and delete users; end their sessions, unlink identities, free deleted IDs.",
         subcommands: [
             List.self, Show.self, Delete.self, Budget.self, RevokeSessions.self, Unlink.self, FreeID.self, VerifyEmail.self, UnsetEmail.self,
-            SetPassword.self,
+            SetPassword.self, MFAReset.self,
         ])
 
     struct List: AsyncParsableCommand {
@@ -302,5 +302,31 @@ enum PasswordPrompt {
             }
         }
         return first
+    }
+}
+
+extension UsersCommand {
+    struct MFAReset: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "mfa-reset",
+            abstract: "Remove a user's second factors and recovery codes (a lost authenticator app); their sessions are kept.",
+            discussion: "The user then signs in with one factor and can set up a new authenticator app. Audited (user.mfa.reset).")
+
+        @OptionGroup var options: DatabaseOptions
+
+        @Argument(help: "The user's UUID.")
+        var id: String
+
+        func run() async throws {
+            let id = try canonical(self.id)
+            let removed = try await withAudit(
+                self.options, AuditAction.userMFAReset, { (removed: Int) in ("user \(id)", "\(removed) factors removed") }
+            ) {
+                services in
+                guard try await services.users.user(id: id) != nil else { throw ServiceError.notFound("No user with ID \(id).") }
+                return try await services.secondFactors.reset(userID: id)
+            }
+            print("removed \(removed) second factors of user \(id); sessions kept")
+        }
     }
 }

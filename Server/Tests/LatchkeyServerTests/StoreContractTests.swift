@@ -201,7 +201,8 @@ extension StoreContract {
             let user = newID()
             let session = newSession(user: "", at: at(0))
             let outcome = try await store.completeSignIn(
-                identity, linkingTo: nil, newUserID: user, nonce: SpentNonce(hash: "n1", expiresAt: at(600)), session: session, now: at(0))
+                identity, linkingTo: nil, newUserID: user, nonce: SpentNonce(hash: "n1", expiresAt: at(600)), session: session, now: at(0)
+            ).0
             #expect(outcome == .created(userID: user))
             #expect(try await store.user(id: user)?.kind == .federated)
             #expect(try await store.identity(provider: "apple", subject: identity.subject)?.userID == user)
@@ -209,7 +210,7 @@ extension StoreContract {
             // The same identity again: its user, a second session; the spent nonce is refused and writes nothing.
             let again = newSession(user: "", at: at(1))
             #expect(
-                try await store.completeSignIn(identity, linkingTo: nil, newUserID: newID(), nonce: nil, session: again, now: at(1))
+                try await store.completeSignIn(identity, linkingTo: nil, newUserID: newID(), nonce: nil, session: again, now: at(1)).0
                     == .existing(userID: user))
             let replay = newSession(user: "", at: at(2))
             await #expect(throws: TokenRejection.nonceReused) {
@@ -235,7 +236,8 @@ extension StoreContract {
             let session = newSession(user: "", at: at(1))
             #expect(
                 try await store.completeSignIn(
-                    identity, linkingTo: nil, newUserID: user, nonce: SpentNonce(hash: "n2", expiresAt: at(600)), session: session, now: at(1))
+                    identity, linkingTo: nil, newUserID: user, nonce: SpentNonce(hash: "n2", expiresAt: at(600)), session: session, now: at(1)
+                ).0
                     == .created(userID: user))
         },
         StoreContract("linking refuses an identity another user has, and writes nothing") { store async throws in
@@ -500,7 +502,8 @@ extension StoreContract {
                 identity.provider = provider
                 identity.createdAt = time
                 let linked = try await store.completeSignIn(
-                    identity, linkingTo: user, newUserID: newID(), nonce: nil, session: newSession(user: "", at: time), now: time)
+                    identity, linkingTo: user, newUserID: newID(), nonce: nil, session: newSession(user: "", at: time), now: time
+                ).0
                 #expect(linked == .existing(userID: user))
             }
             #expect(try await store.setBudgetLimit(ofUser: user, to: 7))

@@ -92,7 +92,7 @@ struct SupportRevocationTests {
         let identity = FederatedIdentity(
             provider: provider, subject: "subject-\(UUID().uuidString)", userID: userID, email: nil, clientID: nil, sealedRefreshToken: nil,
             createdAt: server.clock.now())
-        let (session, _) = server.services.sessions.makeSession(userID: userID, deviceID: nil)
+        let (session, _, _) = server.services.sessions.makeSession(userID: userID, deviceID: nil, amr: [.apple])
         _ = try await store.completeSignIn(identity, linkingTo: userID, newUserID: userID, nonce: nil, session: session, now: server.clock.now())
     }
 
@@ -115,7 +115,7 @@ struct SupportRevocationTests {
             let userID = UUID().uuidString.lowercased()
             #expect(try await SQLLatchkeyStore(database: server.services.database).registerUser(id: userID, kind: .federated, at: server.clock.now()))
             try await Self.link("apple", to: userID, on: server)
-            let session = try await server.services.sessions.startSession(userID: userID, deviceID: nil, proof: nil)
+            let session = try await server.services.sessions.startSession(userID: userID, deviceID: nil, proof: nil, amr: [.apple])
             let response = try await client.send(.delete, "/api/v1/users/me/identities/apple", bearer: session.accessToken)
             #expect(response.status == .conflict)
             #expect(response.envelope?.error.code == .lastSignInMethod)

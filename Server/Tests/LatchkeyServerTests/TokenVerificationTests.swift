@@ -289,7 +289,7 @@ import Testing
             }
             let foreign: TokenPairResponse
             do {
-                foreign = try await sibling.services.sessions.startSession(userID: device.userID, deviceID: device.userID, proof: nil)
+                foreign = try await sibling.services.sessions.startSession(userID: device.userID, deviceID: device.userID, proof: nil, amr: [.device])
                 await sibling.close()
             } catch {
                 await sibling.close()

@@ -10,6 +10,8 @@ package struct AccessCodeService: Sendable {
     let verifier: AccessTokenVerifier
     let sessions: SessionService
     let defaultLifetime: TimeInterval
+    /// Records each exchange: support's own door, never gated by a second factor, so always on the record.
+    let audit: AuditLog
     let clock: any WallClock
 
     /// Issues a code for the existing user `userID`; returns the code (a JWT) and its record.
@@ -46,6 +48,11 @@ package struct AccessCodeService: Sendable {
     package func exchange(code: String, proof: VerifiedProof? = nil) async throws -> TokenPairResponse {
         let verified = try await self.verifier.verify(code)
         guard verified.kind == .accessCode else { throw TokenRejection.notAnAccessCode }
-        return try await self.sessions.startSession(userID: verified.userID, deviceID: nil, proof: proof, accessCodeID: verified.claims.tokenID)
+        let tokens = try await self.sessions.startSession(
+            userID: verified.userID, deviceID: nil, proof: proof, accessCodeID: verified.claims.tokenID, amr: [.accessCode])
+        try await self.audit.record(
+            AuditActor(name: "access_code:\(verified.claims.tokenID)", source: "api"), AuditAction.accessCodeExchange,
+            target: "user \(verified.userID)", details: "session \(tokens.sessionID)")
+        return tokens
     }
 }

@@ -36,10 +36,11 @@ extension EmailAccountRoutes {
             `tokens.recent-authentication` seconds, or a DPoP proof made with the session's key for this access token, `ath`; never a \
             session exchanged from an access code). Ends every other session of the user, and mails the address a notice when it \
             was verified. Refused (409 `last_sign_in_method`) when the address is the user's only way to sign in (no device, no linked identity).
+            A user with a confirmed second factor also needs a session that proved it within `mfa.step-up-lifetime` (10 minutes; `POST /api/v1/mfa/verify` with the Bearer steps up): 403 `aal2_required` otherwise.
             """,
         outcomes: [
             .init(200, "Removed; the other sessions ended.", body: EmailRemovedResponse.self),
-            .forbidden("Not a session (`forbidden`), or no recent sign-in (`reauthentication_required`)."),
+            .forbidden("Not a session (`forbidden`), no recent sign-in (`reauthentication_required`), or no recent step-up (`aal2_required`)."),
             .notFound("No `smtp.host` is configured, or the user has no address."),
             .conflict("`last_sign_in_method`: the address is the user's only way to sign in."), .unavailable,
         ])
@@ -78,12 +79,15 @@ extension EmailAccountRoutes {
             after the password matched. 10 failures for one account in 15 minutes (`limits.login-failures`) answer 429 \
             `too_many_attempts` with `Retry-After` for that account until the oldest failure leaves the window; it is never a \
             permanent lock. Password hashes run on their own threads (`passwords.hashing-threads`); when they and their queue are full \
-            the answer is 503 with `Retry-After`. A hash at older parameters is replaced after a successful sign-in.
+            the answer is 503 with `Retry-After`. A hash at older parameters is replaced after a successful sign-in. The session's \
+            access token says `aal: "aal1"`, `amr: ["pwd"]`; a user with a confirmed second factor gets 403 `mfa_required` with an \
+            `mfa_token` for `POST /api/v1/mfa/verify` instead of tokens.
             """,
         requestBody: PasswordLoginRequest.self, requestExample: #"{"email": "player@example.com", "password": "correct horse battery staple"}"#,
         outcomes: [
             .init(200, "A new session.", body: TokenPairResponse.self, headers: ["Cache-Control"]), .badRequest(),
-            .init(401, "`invalid_credentials`, or `email_not_verified`.", headers: ["WWW-Authenticate"]), .notFound(Self.notConfigured),
+            .init(401, "`invalid_credentials`, or `email_not_verified`.", headers: ["WWW-Authenticate"]), .secondFactorRequired(),
+            .notFound(Self.notConfigured),
             .init(429, "`too_many_attempts` for this account, or `rate_limited` for this client.", headers: ["Retry-After"]), .tooLarge,
             .init(503, "The database is not answering, or every password-hashing thread is busy.", headers: ["Retry-After"]),
         ])
@@ -123,13 +127,14 @@ extension EmailAccountRoutes {
             With the session's Bearer and the current password. Revokes the user's other sessions (this one stays) and every device \
             credential (device secrets and bound keys) but that of the device that sent a DPoP proof made with its own bound key \
             (`revoked_devices` counts the others), and mails the verified address a notice. A wrong current password is 401 \
-            `invalid_credentials` and counts toward the account's `limits.login-failures`.
+            `invalid_credentials` and counts toward the account's `limits.login-failures`. A user with a confirmed second factor also needs a session that proved it within `mfa.step-up-lifetime` (10 minutes; `POST /api/v1/mfa/verify` with the Bearer steps up): 403 `aal2_required` otherwise.
             """,
         requestBody: ChangePasswordRequest.self,
         requestExample: #"{"current_password": "correct horse battery staple", "new_password": "a new long passphrase"}"#,
         outcomes: [
             .init(200, "Changed; the other sessions and device credentials ended.", body: PasswordChangedResponse.self),
             .badRequest("Malformed body or `weak_password`."),
+            .forbidden("Not a session (`forbidden`), or no recent step-up of a user with a second factor (`aal2_required`)."),
             .notFound("No `smtp.host` is configured, or this account has no password."),
             .init(429, "`too_many_attempts` for this account.", headers: ["Retry-After"]), .tooLarge, .unavailable,
         ])

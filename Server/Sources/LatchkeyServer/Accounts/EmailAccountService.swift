@@ -130,7 +130,7 @@ package final class EmailAccountService: Sendable {
             _ = try await self.store.setPasswordHash(
                 userID: account.userID, hash: hash, expectedHash: account.passwordHash, revokingSessionsExcept: nil, reason: "", at: self.clock.now())
         }
-        return try await self.sessions.startSession(userID: account.userID, deviceID: nil, proof: proof)
+        return try await self.sessions.startSession(userID: account.userID, deviceID: nil, proof: proof, amr: [.password], secondFactorGate: true)
     }
 
     /// The account an address and password sign in to, and how the password matched. An address another account verified
@@ -199,6 +199,7 @@ package final class EmailAccountService: Sendable {
         guard let account = try await self.store.emailAccount(userID: token.userID) else {
             throw ServiceError.notFound("This account has no password yet: add an email address and password with POST /api/v1/auth/register.")
         }
+        try await self.sessions.requireStepUp(token)
         let verification = try await self.limiter.attempting(
             self.limits.loginFailures, key: account.emailKey, refusal: self.tooManyAttempts(until:), failed: { $0 == .invalid }
         ) { try await self.pool.verify(PasswordPolicy.normalize(request.currentPassword), against: account.passwordHash) }
@@ -220,6 +221,7 @@ package final class EmailAccountService: Sendable {
     /// sessions and tells the address when it was verified. Refused when it is the user's only way to sign in.
     package func removeEmail(token: VerifiedToken, proof: VerifiedProof?) async throws -> EmailRemovedResponse {
         try await self.sessions.requireRecentAuthentication(token, proof: proof)
+        try await self.sessions.requireStepUp(token)
         let (account, revoked) = try await self.remove(userID: token.userID, keepingSession: token.sessionID, onlyWayIn: false)
         return EmailRemovedResponse(userID: account.userID, email: account.email, revokedSessions: revoked)
     }

@@ -42,6 +42,10 @@ package func buildAPI(services: LatchkeyServices) -> (router: Router<LatchkeyReq
         accounts: configuration.email.isEnabled ? services.accounts : nil, verifier: verifier, dpop: dpop, limiter: limiter,
         limits: configuration.accountLimits, trustedProxies: limits.trustedProxies
     ).add(to: api)
+    SecondFactorRoutes(
+        secondFactors: services.secondFactors, verifier: verifier, dpop: dpop, limiter: limiter, policy: configuration.mfa,
+        trustedProxies: limits.trustedProxies
+    ).add(to: api)
     UsageRoutes(budgets: services.budgets).add(to: api)
     EventRoutes(hub: services.events, verifier: verifier, limiter: limiter, limits: limits, configuration: configuration.events).add(to: api)
     AuthorizeRoutes(

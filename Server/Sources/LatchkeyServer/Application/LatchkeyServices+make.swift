@@ -35,7 +35,7 @@ extension LatchkeyServices {
         storage.follow(store.changes)
         let budgets = BudgetService(store: store, policy: configuration.budgets, clock: clock)
         let sessions = SessionService(
-            store: store, tokens: tokens, policy: configuration.tokens, refreshLimit: configuration.limits.refresh,
+            store: store, tokens: tokens, policy: configuration.tokens, secondFactors: configuration.mfa, refreshLimit: configuration.limits.refresh,
             successorKey: masterKey.derivedKey(purpose: "refresh-token successor"), clock: clock, metrics: metrics, logger: logger)
         let federation = FederationService(
             apple: configuration.apple,
@@ -75,7 +75,7 @@ extension LatchkeyServices {
             users: UserService(store: store, budgets: budgets, grants: federation, clock: clock),
             accessCodes: AccessCodeService(
                 store: store, users: store, tokens: tokens, verifier: verifier, sessions: sessions,
-                defaultLifetime: configuration.tokens.accessCodeLifetime, clock: clock),
+                defaultLifetime: configuration.tokens.accessCodeLifetime, audit: AuditLog(store: store, clock: clock, logger: logger), clock: clock),
             guests: GuestService(tokens: tokens, lifetime: configuration.tokens.guestLifetime, limitations: configuration.guestLimitations),
             rateLimiter: RateLimiter(store: store, clock: clock), budgets: budgets, federation: federation, storage: storage, metrics: metrics,
             revocations: RevocationFeed(
@@ -89,6 +89,10 @@ extension LatchkeyServices {
             admin: AdminService(
                 store: store, pool: pool, limiter: RateLimiter(store: store, clock: clock), limits: configuration.accountLimits,
                 configuration: configuration.admin, clock: clock, csrfKey: masterKey.derivedKey(purpose: "admin csrf"), logger: logger),
+            secondFactors: SecondFactorService(
+                store: store, sessions: sessions, accounts: accounts, masterKey: masterKey, limiter: RateLimiter(store: store, clock: clock),
+                policy: configuration.mfa, issuer: configuration.mfa.issuer ?? email.appName,
+                audit: AuditLog(store: store, clock: clock, logger: logger), clock: clock, logger: logger),
             logger: logger)
     }
 }

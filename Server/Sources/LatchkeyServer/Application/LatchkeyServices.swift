@@ -49,6 +49,8 @@ public struct LatchkeyServices: Sendable {
     package let outboxSender: OutboxSender?
     /// Admin console accounts and sessions (hashing on the email accounts' threads).
     package let admin: AdminService
+    /// TOTP factors and recovery codes.
+    package let secondFactors: SecondFactorService
     /// The audit log of support actions (it keeps no state of its own).
     public var audit: AuditLog { AuditLog(store: self.store, clock: self.clock, logger: self.logger) }
     let logger: Logger

@@ -6,6 +6,7 @@ package struct ResealedSecrets: Sendable, Equatable {
     package var signingKeys = 0
     package var appleRefreshTokens = 0
     package var queuedMails = 0
+    package var totpSecrets = 0
 }
 
 /// Why the master key was not rotated; nothing changed.
@@ -14,7 +15,7 @@ package struct MasterKeyRotationError: Error, CustomStringConvertible {
 }
 
 extension SQLLatchkeyStore {
-    /// Replaces every sealed secret — signing keys, Apple refresh tokens, queued mails — with `reseal(sealed, context)`,
+    /// Replaces every sealed secret — signing keys, Apple refresh tokens, queued mails, TOTP secrets — with `reseal(sealed, context)`,
     /// in one transaction: all or nothing.
     func resealSecrets(_ reseal: @escaping @Sendable (String, String) throws -> String) async throws -> ResealedSecrets {
         try await self.database.patientTransaction { sql in
@@ -43,6 +44,12 @@ extension SQLLatchkeyStore {
                 let sealed = try reseal(try row.string("sealed_message"), OutboxSender.sealContext(try row.string("message_id")))
                 try await sql.raw("UPDATE outbox SET sealed_message = \(bind: sealed) WHERE id = \(bind: id)").run()
                 count.queuedMails += 1
+            }
+            for row in try await sql.raw("SELECT id, sealed_secret FROM mfa_factors").all() {
+                let id = try row.string("id")
+                let sealed = try reseal(try row.string("sealed_secret"), SecondFactorService.sealContext(factorID: id))
+                try await sql.raw("UPDATE mfa_factors SET sealed_secret = \(bind: sealed) WHERE id = \(bind: id)").run()
+                count.totpSecrets += 1
             }
             return count
         }

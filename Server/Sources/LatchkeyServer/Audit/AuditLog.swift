@@ -76,6 +76,25 @@ public enum AuditAction {
     public static let adminRemove = "admin.remove"
     public static let adminSignIn = "admin.sign_in"
     public static let adminSignOut = "admin.sign_out"
+    /// Support removed a user's second factors (`latchkey users mfa-reset`, the console's button).
+    public static let userMFAReset = "user.mfa.reset"
+    /// Support removed an admin's second factor (`latchkey admin mfa-reset`).
+    public static let adminMFAReset = "admin.mfa.reset"
+    /// A user confirmed a TOTP factor (the actor is `user:<id>`).
+    public static let mfaEnable = "mfa.enable"
+    /// A user removed a factor.
+    public static let mfaDisable = "mfa.disable"
+    /// A user signed in or stepped up with a recovery code.
+    public static let mfaRecoveryCodeUse = "mfa.recovery_code.use"
+    /// A user replaced their recovery codes.
+    public static let mfaRecoveryCodesRegenerate = "mfa.recovery_codes.regenerate"
+    /// A session was started from an access code (support's own door: never gated by a second factor).
+    public static let accessCodeExchange = "access_code.exchange"
+}
+
+extension AuditActor {
+    /// A user acting on their own account through the API.
+    static func user(_ userID: String) -> AuditActor { AuditActor(name: "user:\(userID)", source: "api") }
 }
 
 /// The audit log (`audit_events`): support actions of the CLI and the admin console. Written after an action

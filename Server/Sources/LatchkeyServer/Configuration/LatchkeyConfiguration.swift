@@ -135,6 +135,8 @@ public struct LatchkeyConfiguration: Sendable {
     /// The limits of email and password accounts (`limits.login-failures`, `limits.password-login`, `limits.email`,
     /// `limits.mail-per-minute`, `limits.mail-per-hour`).
     public var accountLimits = AccountLimits()
+    /// Second factors: `mfa.*`, `limits.mfa-failures`, `limits.mfa-verify`.
+    public var mfa = SecondFactorPolicy()
     /// The admin console (`admin.*`).
     public var admin = AdminConfiguration()
     /// What was wrong with `providers.*`; ``LatchkeyServices`` refuses to start with any.
@@ -200,6 +202,7 @@ public struct LatchkeyConfiguration: Sendable {
         self.events = EventsConfiguration(reader: reader.scoped(to: "events"))
         self.email = EmailConfiguration(reader: reader)
         self.accountLimits = AccountLimits(reader: reader.scoped(to: "limits"))
+        self.mfa = SecondFactorPolicy(reader: reader.scoped(to: "mfa"), limits: reader.scoped(to: "limits"))
         self.admin = AdminConfiguration(reader: reader.scoped(to: "admin"))
         (self.identityProviders, self.invalidProviders) = IdentityProviderConfiguration.providers(reader: reader.scoped(to: "providers"))
         self.logLevel = reader.string(forKey: "log-level").flatMap(Logger.Level.init(rawValue:)) ?? defaults.logLevel
@@ -214,6 +217,7 @@ public struct LatchkeyConfiguration: Sendable {
                 limits.registerDevice, limits.registerUser, limits.guest, limits.accessCodeExchange, limits.refresh, limits.refreshFailures,
                 limits.signIn, limits.assets, limits.events, limits.guestPerNetwork,
             ] + self.meters.values.flatMap { [$0.policy(guest: true), $0.policy(guest: false)] } + self.accountLimits.all
+            + [self.mfa.failures, self.mfa.verify]
         return Dictionary(policies.map { ($0.name, $0.window) }, uniquingKeysWith: max)
     }
 

@@ -102,6 +102,12 @@ public enum SettingsReference {
         "limits.login-failures.limit": "Failed password checks per account (app sign-ins and password changes; console sign-ins and re-entered "
             + "passwords) in the window, then 429 until the oldest leaves it; 0 turns the limit off.",
         "limits.login-failures.window": "Seconds of the rolling window of `limits.login-failures`: a hit stops counting this long after it was made.",
+        "limits.mfa-failures.limit": "Wrong second-factor codes per user (sign-in verifies, confirmations and step-ups) in the window; past "
+            + "it every verify of that user, the right code included, is 429 with `Retry-After`; 0 turns the limit off.",
+        "limits.mfa-failures.window": "Seconds of the rolling window of `limits.mfa-failures`: a hit stops counting this long after it was made.",
+        "limits.mfa-verify.limit": "`POST /api/v1/mfa/verify` per client IP (IPv6 per /64) in the window; 0 (the default) turns the limit off: "
+            + "the per-`mfa_token` and per-user limits bound guessing.",
+        "limits.mfa-verify.window": "Seconds of the rolling window of `limits.mfa-verify`: a hit stops counting this long after it was made.",
         "limits.mail-per-hour.limit": "Mails to one address in the window, whatever their purpose; past it a request still answers 202 but no mail "
             + "goes; 0 turns the limit off.",
         "limits.mail-per-hour.window": "Seconds of the rolling window of `limits.mail-per-hour`: a hit stops counting this long after it was made.",
@@ -146,6 +152,10 @@ public enum SettingsReference {
             + "nor `metrics.token` it is not served (404).",
         "metrics.token": "Secret, never shown: `GET /metrics` then needs `Authorization: Bearer <token>`; with neither this nor `metrics.port` it "
             + "is not served (404).",
+        "mfa.issuer": "The issuer an authenticator app shows beside the account (the `otpauth://` URI's); unset: `email.app-name`.",
+        "mfa.step-up-lifetime": "Seconds a second factor proved by a session (at sign-in or by a step-up) lets it do sensitive actions "
+            + "(delete the account, change the password, unlink a way to sign in, add or remove a factor, new recovery codes) for a user "
+            + "who has a factor; after that 403 `aal2_required` until it steps up again.",
         "passwords.argon2-iterations": "Argon2id passes of new password hashes (1 to 10); below OWASP's value the server warns. Hashes at other "
             + "parameters are replaced at the next sign-in.",
         "passwords.argon2-memory": "Argon2id memory of new password hashes, in KiB (8 to 1048576); below OWASP's value the server warns. Hashes at "

@@ -30,7 +30,7 @@ package struct DeviceService: Sendable {
         let device = DeviceRecord(
             id: deviceID, userID: deviceID, secretHash: Secret.hash(secret ?? Secret.generate()), createdAt: now, lastSeenAt: now,
             keyThumbprint: proof?.thumbprint)
-        let (session, refreshToken) = self.sessions.makeSession(userID: deviceID, deviceID: deviceID, proof: proof)
+        let (session, refreshToken, _) = self.sessions.makeSession(userID: deviceID, deviceID: deviceID, proof: proof, amr: [.device])
         switch try await self.store.registerNewDevice(device, session: session) {
         case .created:
             return (try await self.sessions.tokenPair(session, refreshToken: refreshToken, deviceSecret: secret), true)
@@ -45,7 +45,8 @@ package struct DeviceService: Sendable {
                     throw ServiceError.invalidDeviceSecret
                 }
             }
-            let (session, refreshToken) = self.sessions.makeSession(userID: existing.userID, deviceID: deviceID, proof: proof)
+            let (session, refreshToken, _) = self.sessions.makeSession(
+                userID: existing.userID, deviceID: deviceID, proof: proof, amr: [.device])
             // A secret `logout global` doomed is replaced now: this answer carries the new one, and the old one dies.
             let next = Secret.generate()
             let secret = existing.keyThumbprint == nil && proof == nil ? (presented: existing.secretHash, next: Secret.hash(next)) : nil

@@ -20,6 +20,8 @@ extension FederationRoutes {
             With `authorization_code` and a Sign in with Apple key configured, the code is exchanged at Apple's `/auth/token` and \
             Apple's refresh token kept sealed, so account deletion can revoke it; when Apple refuses the code: 502 `upstream_error`, \
             nothing created. Without `apple.client-ids` the answer is 404.
+
+            A user with a confirmed second factor gets no tokens: 403 `mfa_required` with an `mfa_token` for             `POST /api/v1/mfa/verify` (the identity is linked or found all the same). The session's access token says `amr: ["apple"]`.
             """,
         requestBody: AppleSignInRequest.self,
         outcomes: [
@@ -28,6 +30,8 @@ extension FederationRoutes {
                 headers: ["Cache-Control"]),
             .init(201, "A user was created for this Apple ID: its first session.", body: TokenPairResponse.self, headers: ["Cache-Control"]),
             .badRequest(), .init(401, "The identity token or nonce was refused, or the Bearer is not valid.", headers: ["WWW-Authenticate"]),
+            .secondFactorRequired(
+                also: "the Bearer is not a user's session (`forbidden`), or shows no recent sign-in (`reauthentication_required`)."),
             .notFound("Sign in with Apple is not enabled on this server."),
             .conflict("The Apple ID is linked to another user (`identity_already_linked`); nothing was merged."), .tooLarge,
             .badGateway("Apple refused or did not answer the authorization-code exchange; nothing was changed."), .unavailable,
@@ -40,12 +44,13 @@ extension FederationRoutes {
             "`subject_token` must be a token of a configured identity provider (`providers.*`: Clerk or any OIDC issuer), checked as on "
             + "every JWT route (algorithm, `kid` from its JWKS or PEM key, exact `iss`, `exp`, `nbf`/`iat`, `aud` among its audiences "
             + "unless `any`, `azp` among its authorized parties when present, `typ`). Its subject maps to a Latchkey user, created (kind "
-            + "`federated`) the first time; the user and the session are written in one transaction. Answers a token pair.",
+            + "`federated`) the first time; the user and the session are written in one transaction. Answers a token pair (`amr: [\"fed\"]`); "
+            + "for a user with a confirmed second factor, 403 `mfa_required` with an `mfa_token` for `POST /api/v1/mfa/verify` instead.",
         requestBody: TokenExchangeRequest.self,
         outcomes: [
             .init(200, "A new session for the provider user's Latchkey user.", body: TokenPairResponse.self, headers: ["Cache-Control"]),
-            .badRequest(), .init(401, "Not a valid token of a configured provider.", headers: ["WWW-Authenticate"]), .tooLarge,
-            .badGateway("The provider's signing keys could not be fetched."), .unavailable,
+            .badRequest(), .init(401, "Not a valid token of a configured provider.", headers: ["WWW-Authenticate"]),
+            .secondFactorRequired(), .tooLarge, .badGateway("The provider's signing keys could not be fetched."), .unavailable,
         ])
 
     static let unlink = APIOperation(
@@ -54,11 +59,13 @@ extension FederationRoutes {
             "Unlinks the account's identities at `provider` (`apple`, or a configured provider's name); Apple's refresh token for the app "
             + "is revoked at Apple first (502 `upstream_error`, nothing changed, when Apple does not confirm). Needs a recent sign-in, as "
             + "account deletion does. An account created by an identity provider keeps its last identity: 409 `last_sign_in_method`. The "
-            + "user's verified email address, when it has one, is mailed a notice.",
+            + "user's verified email address, when it has one, is mailed a notice."
+            + " A user with a confirmed second factor also needs a session that proved it within `mfa.step-up-lifetime` (10 minutes; `POST /api/v1/mfa/verify` with the Bearer steps up): 403 `aal2_required` otherwise.",
         parameters: [.init("provider", in: .path, required: true, "`apple`, or a configured provider's name.")],
         outcomes: [
             .init(200, "The identities were unlinked.", body: UnlinkIdentityResponse.self),
-            .forbidden("Not the account's session (`forbidden`), or no recent sign-in (`reauthentication_required`)."),
+            .forbidden(
+                "Not the account's session (`forbidden`), no recent sign-in (`reauthentication_required`), or no recent step-up (`aal2_required`)."),
             .notFound("No identity of that provider is linked."),
             .conflict("The identity is the account's only way to sign in (`last_sign_in_method`)."),
             .badGateway("Apple did not confirm revoking its token; nothing changed."), .unavailable,

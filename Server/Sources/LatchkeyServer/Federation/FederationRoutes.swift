@@ -50,6 +50,7 @@ struct FederationRoutes {
             let token = try context.requireIdentity()
             let provider = try context.parameters.require("provider")
             try await self.sessions.requireRecentAuthentication(token, proof: context.proof)
+            try await self.sessions.requireStepUp(token)
             let unlinked = try await self.federation.unlink(provider: provider, fromUser: token.userID)
             if unlinked > 0 {
                 await self.accounts?.tellSignInChanged(userID: token.userID, "Your \(provider) sign-in was unlinked from your account.")

@@ -106,14 +106,16 @@ package final class FederationService: Sendable {
     )
         async throws -> (tokens: TokenPairResponse, outcome: FederatedSignIn)
     {
-        var (session, refreshToken) = self.sessions.makeSession(userID: "", deviceID: bearer?.deviceID, proof: proof)
-        let outcome = try await self.store.completeSignIn(
+        var (session, refreshToken, mfaToken) = self.sessions.makeSession(
+            userID: "", deviceID: bearer?.deviceID, proof: proof, amr: [identity.provider == Self.appleProvider ? .apple : .federated],
+            secondFactorGate: true)
+        let (outcome, start) = try await self.store.completeSignIn(
             identity, linkingTo: bearer?.userID, newUserID: UUID().uuidString.lowercased(), nonce: nonce, session: session,
             now: session.createdAt)
         switch outcome {
         case .existing(let userID), .created(let userID): session.userID = userID
         }
-        return (try await self.sessions.tokenPair(session, refreshToken: refreshToken), outcome)
+        return (try await self.sessions.answer(start, session: session, refreshToken: refreshToken, mfaToken: mfaToken), outcome)
     }
 
     /// Unlinks the user's identities at `provider`; returns how many. Refused (409 `last_sign_in_method`) when the

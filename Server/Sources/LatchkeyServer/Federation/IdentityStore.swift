@@ -45,11 +45,13 @@ package protocol IdentityStore: Sendable {
     /// One sign-in through an identity provider, as one transaction: spends `nonce` (``TokenRejection/nonceReused``
     /// when it was spent), links `identity` to the user `linkingTo` (``ServiceError/identityAlreadyLinked`` when it
     /// belongs to another) or finds its user — creating a federated user `newUserID` for a new identity — keeps its Apple
-    /// refresh token, and creates `session` for that user (its `userID` is set here). A failure anywhere writes nothing.
+    /// refresh token, and creates `session` for that user (its `userID` is set here) — or its second-factor challenge instead
+    /// (``SessionStart/challenged(_:)``) when the session carries one and the user has a confirmed factor. A failure
+    /// anywhere writes nothing.
     func completeSignIn(
         _ identity: FederatedIdentity, linkingTo: String?, newUserID: String, nonce: SpentNonce?, session: NewSession, now: Date
     )
-        async throws -> FederatedSignIn
+        async throws -> (FederatedSignIn, SessionStart)
     /// The user's linked identities, oldest first.
     func identities(ofUser userID: String) async throws -> [IdentityRecord]
     /// Removes the user's identities at `provider`; returns how many.
@@ -82,7 +84,7 @@ extension SQLLatchkeyStore: IdentityStore {
 
     package func completeSignIn(
         _ identity: FederatedIdentity, linkingTo: String?, newUserID: String, nonce: SpentNonce?, session: NewSession, now: Date
-    ) async throws -> FederatedSignIn {
+    ) async throws -> (FederatedSignIn, SessionStart) {
         try await self.changing { sql, changes in
             if let nonce {
                 try await sql.raw("DELETE FROM used_nonces WHERE expires_at < \(bind: now.stored)").run()
@@ -102,9 +104,9 @@ extension SQLLatchkeyStore: IdentityStore {
             switch outcome {
             case .existing(let userID), .created(let userID): session.userID = userID
             }
-            try await Self.insert(session, on: sql)
+            let start = try await Self.insert(session, on: sql)
             changes.note(.userChanged(outcome.userID))
-            return outcome
+            return (outcome, start)
         }
     }
 

@@ -116,13 +116,18 @@ extension APIError {
             case .tooManyAttempts: (.tooManyRequests, .tooManyAttempts)
             case .busy: (.serviceUnavailable, .serviceUnavailable)
             case .emailNotConfigured: (.notFound, .notFound)
+            case .invalidMFAToken: (.unauthorized, .invalidMFAToken)
+            case .aal2Required: (.forbidden, .aal2Required)
+            case .factorExists: (.conflict, .factorExists)
             default: (.internalServerError, .internalError)
             }
         self.init(status, code, error.message)
         self.reason = error.reason
         if let seconds = error.retryAfter { self.extraHeaders[.retryAfter] = String(seconds) }
         // A refused password or an unverified address is not a refused token: no error="invalid_token".
-        if error.kind == .invalidCredentials || error.kind == .emailNotVerified { self.credentialPresented = false }
+        if error.kind == .invalidCredentials || error.kind == .emailNotVerified || error.kind == .invalidMFAToken {
+            self.credentialPresented = false
+        }
     }
 }
 

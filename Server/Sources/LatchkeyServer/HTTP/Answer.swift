@@ -27,6 +27,6 @@ struct Answer<Value: Encodable & Sendable>: ResponseGenerator {
 }
 
 /// The headers of every answer carrying tokens, built once.
-private enum TokenAnswerHeaders {
+enum TokenAnswerHeaders {
     static let noStore: HTTPFields = [.cacheControl: "no-store", HTTPField.Name("Pragma")!: "no-cache"]
 }

@@ -8,6 +8,8 @@ package struct PruneCounts: Sendable, Equatable {
     package var sessions = 0
     package var nonces = 0
     package var proofs = 0
+    /// Second-factor challenges (`mfa_token`s) past their five minutes.
+    package var challenges = 0
     package var revocations = 0
     package var sentMails = 0
     package var emailCodes = 0
@@ -17,7 +19,8 @@ package struct PruneCounts: Sendable, Equatable {
     package var users = 0
 
     package var total: Int {
-        self.rateLimitHits + self.refreshTokens + self.sessions + self.nonces + self.proofs + self.revocations + self.sentMails + self.emailCodes
+        self.rateLimitHits + self.refreshTokens + self.sessions + self.nonces + self.proofs + self.challenges + self.revocations + self.sentMails
+            + self.emailCodes
             + self.unverifiedAccounts
     }
 }
@@ -104,6 +107,7 @@ extension SQLLatchkeyStore: PruningStore {
                 """)
         counts.nonces = try await delete(from: "used_nonces", key: ["nonce_hash"], where: "expires_at < \(bind: now.stored)")
         counts.proofs = try await delete(from: "dpop_proofs", key: ["jti_hash"], where: "expires_at < \(bind: now.stored)")
+        counts.challenges = try await delete(from: "mfa_challenges", key: ["token_hash"], where: "expires_at < \(bind: now.stored)")
         // The newest entry stays: SQLite would otherwise hand out its sequence number again once the table is
         // empty, and running processes, whose cursor is past it, would never read the new entries.
         counts.revocations = try await delete(

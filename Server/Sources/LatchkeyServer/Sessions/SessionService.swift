@@ -17,6 +17,8 @@ package struct SessionService: Sendable {
     let store: any SessionStore
     let tokens: AccessTokenIssuer
     let policy: TokenPolicy
+    /// `mfa.step-up-lifetime` and the other second-factor settings.
+    let secondFactors: SecondFactorPolicy
     /// Successful refreshes per session (`limits.refresh`), counted in the rotation's own transaction.
     let refreshLimit: RateLimitPolicy
     let successorKey: SymmetricKey
@@ -24,50 +26,98 @@ package struct SessionService: Sendable {
     let metrics: LatchkeyMetrics
     let logger: Logger
 
-    /// A session about to be stored, with the plaintext of its first refresh token.
+    /// A session about to be stored, with the plaintext of its first refresh token. `amr` says how its user proved who
+    /// they are; a device session bound to a key (`proof`) adds `hwk`. With `secondFactorGate` a one-factor sign-in
+    /// carries a challenge, stored instead of the session when the user has a confirmed second factor (its `mfa_token`
+    /// is returned beside): login, Apple, token exchange. Continuing a device's own session is never gated.
     func makeSession(
-        userID: String, deviceID: String?, proof: VerifiedProof? = nil, accessCodeID: String? = nil
+        userID: String, deviceID: String?, proof: VerifiedProof? = nil, accessCodeID: String? = nil, amr: [AuthenticationMethod],
+        secondFactorGate: Bool = false, aal2At: Date? = nil
     )
-        -> (session: NewSession, refreshToken: String)
+        -> (session: NewSession, refreshToken: String, mfaToken: String?)
     {
         let sessionID = UUID().uuidString.lowercased()
         let refreshToken = RefreshToken.make(sessionID: sessionID, secret: Secret.generate())
         let now = self.clock.now()
+        var methods = amr
+        if methods == [.device] && proof != nil { methods.append(.hardwareKey) }
+        let mfaToken = secondFactorGate ? Secret.generate() : nil
         let session = NewSession(
             id: sessionID, userID: userID, deviceID: deviceID, createdAt: now, refreshTokenHash: Secret.hash(refreshToken),
-            refreshTokenExpiresAt: now.addingTimeInterval(self.policy.refreshLifetime), proof: proof, accessCodeID: accessCodeID)
-        return (session, refreshToken)
+            refreshTokenExpiresAt: now.addingTimeInterval(self.policy.refreshLifetime), proof: proof, accessCodeID: accessCodeID,
+            amr: methods, aal2At: aal2At,
+            challenge: mfaToken.map {
+                NewSecondFactorChallenge(tokenHash: Secret.hash($0), expiresAt: now.addingTimeInterval(Self.challengeLifetime))
+            })
+        return (session, refreshToken, mfaToken)
     }
+
+    /// How long an `mfa_token` lives: five minutes.
+    static let challengeLifetime: TimeInterval = 300
 
     /// The response for a session (begun at `authTime`) whose current refresh token is `refreshToken`.
     func tokenPair(
-        sessionID: String, userID: String, deviceID: String?, authTime: Date, refreshToken: String, deviceSecret: String? = nil
+        sessionID: String, userID: String, deviceID: String?, authTime: Date, refreshToken: String, deviceSecret: String? = nil,
+        aal: AuthenticatorAssuranceLevel, amr: [AuthenticationMethod]
     ) async throws -> TokenPairResponse {
         let access = try await self.tokens.issue(
             kind: .session, subject: userID, sessionID: sessionID, deviceID: deviceID, lifetime: self.policy.sessionLifetime,
-            authTime: authTime)
+            authTime: authTime, aal: aal, amr: amr)
         return TokenPairResponse(
             accessToken: access.token, expiresIn: Int(self.policy.sessionLifetime), refreshToken: refreshToken,
             refreshTokenExpiresIn: Int(self.policy.refreshLifetime), userID: userID, sessionID: sessionID, deviceSecret: deviceSecret)
+    }
+
+    /// The response for the stored session `session` whose current refresh token is `refreshToken`.
+    func tokenPair(_ session: SessionRecord, refreshToken: String) async throws -> TokenPairResponse {
+        try await self.tokenPair(
+            sessionID: session.id, userID: session.userID, deviceID: session.deviceID, authTime: session.createdAt, refreshToken: refreshToken,
+            aal: session.aal, amr: Self.amr(of: session))
+    }
+
+    /// The `amr` of a stored session; one stored before sessions kept it is told by what it has.
+    static func amr(of session: SessionRecord) -> [AuthenticationMethod] {
+        if !session.amr.isEmpty { return session.amr }
+        if session.accessCodeID != nil { return [.accessCode] }
+        if session.deviceID != nil { return session.dpopThumbprint == nil ? [.device] : [.device, .hardwareKey] }
+        return []
     }
 
     /// The token pair of a session just created from `session`.
     func tokenPair(_ session: NewSession, refreshToken: String, deviceSecret: String? = nil) async throws -> TokenPairResponse {
         try await self.tokenPair(
             sessionID: session.id, userID: session.userID, deviceID: session.deviceID, authTime: session.createdAt, refreshToken: refreshToken,
-            deviceSecret: deviceSecret)
+            deviceSecret: deviceSecret, aal: session.aal2At == nil ? .aal1 : .aal2, amr: session.amr)
+    }
+
+    /// The answer to a sign-in: its session's token pair, or — when a challenge was stored instead — the 403
+    /// `mfa_required` carrying `mfaToken`.
+    func answer(
+        _ start: SessionStart, session: NewSession, refreshToken: String, mfaToken: String?, deviceSecret: String? = nil
+    ) async throws -> TokenPairResponse {
+        switch start {
+        case .started: return try await self.tokenPair(session, refreshToken: refreshToken, deviceSecret: deviceSecret)
+        case .challenged(let factors):
+            guard let mfaToken else { throw StoreError.conflict }
+            self.logger.info("sign-in needs a second factor", metadata: ["user_id": "\(session.userID)"])
+            throw SecondFactorRequired(mfaToken: mfaToken, factors: factors)
+        }
     }
 
     /// Starts a new session for an existing user, bound to `proof`'s key when one came.
+    /// Starts a new session for an existing user, bound to `proof`'s key when one came. With `secondFactorGate` (a sign-in
+    /// that proved one factor) a user with a confirmed second factor gets ``SecondFactorRequired`` instead.
     package func startSession(
-        userID: String, deviceID: String?, proof: VerifiedProof?, accessCodeID: String? = nil
+        userID: String, deviceID: String?, proof: VerifiedProof?, accessCodeID: String? = nil, amr: [AuthenticationMethod],
+        secondFactorGate: Bool = false
     ) async throws
         -> TokenPairResponse
     {
         try self.checkProofPolicy(proof)
-        let (session, refreshToken) = self.makeSession(userID: userID, deviceID: deviceID, proof: proof, accessCodeID: accessCodeID)
-        try await self.store.createSession(session)
-        return try await self.tokenPair(session, refreshToken: refreshToken)
+        let (session, refreshToken, mfaToken) = self.makeSession(
+            userID: userID, deviceID: deviceID, proof: proof, accessCodeID: accessCodeID, amr: amr, secondFactorGate: secondFactorGate)
+        let start = try await self.store.createSession(session)
+        return try await self.answer(start, session: session, refreshToken: refreshToken, mfaToken: mfaToken)
     }
 
     /// Refuses a sign-in without a proof when this server requires them (`tokens.dpop` `required`).
@@ -102,12 +152,10 @@ package struct SessionService: Sendable {
     private func tokens(for outcome: RefreshRotation, successor: String, sessionID: String, now: Date) async throws -> TokenPairResponse {
         switch outcome {
         case .rotated(let session), .unclaimedSuccessor(let session):
-            return try await self.tokenPair(
-                sessionID: session.id, userID: session.userID, deviceID: session.deviceID, authTime: session.createdAt, refreshToken: successor)
+            return try await self.tokenPair(session, refreshToken: successor)
         case .withinGrace(let session):
             let latest = try await self.latestDescendant(of: successor, sessionID: sessionID)
-            return try await self.tokenPair(
-                sessionID: session.id, userID: session.userID, deviceID: session.deviceID, authTime: session.createdAt, refreshToken: latest)
+            return try await self.tokenPair(session, refreshToken: latest)
         case .reuseDetected(let session):
             self.metrics.refreshTokenReuseDetected()
             self.logger.warning("refresh token reuse detected; session revoked", metadata: ["session_id": "\(session.id)"])
@@ -188,6 +236,18 @@ package struct SessionService: Sendable {
         default:
             throw ServiceError.forbidden("Only the account's own session can do this; guest tokens and access codes cannot.")
         }
+    }
+
+    /// Refuses a sensitive action (403 `aal2_required`) of a user who has a confirmed second factor unless `token`'s
+    /// session proved one within `mfa.step-up-lifetime`. Users without a factor pass.
+    func requireStepUp(_ token: VerifiedToken) async throws {
+        guard try await self.store.hasConfirmedSecondFactor(userID: token.userID) else { return }
+        if token.kind == .session, let sessionID = token.sessionID, let session = try await self.store.session(id: sessionID),
+            let aal2At = session.aal2At, self.clock.now().timeIntervalSince(aal2At) <= self.secondFactors.stepUpLifetime
+        {
+            return
+        }
+        throw ServiceError.aal2Required
     }
 
     /// The newest refresh token of the chain starting at `token`: the one a racing client that lost

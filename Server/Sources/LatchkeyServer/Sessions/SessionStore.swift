@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyAPI
 import SQLKit
 
 /// A session about to be created, with the hash of its first refresh token.
@@ -13,6 +14,34 @@ package struct NewSession: Sendable {
     package var proof: VerifiedProof?
     /// The access code this session was exchanged from: revoking the code ends the session.
     package var accessCodeID: String?
+    /// How its user proved who they are (the `amr` claim).
+    package var amr: [AuthenticationMethod] = []
+    /// When it proved a second factor; nil for a session of one factor (`aal1`).
+    package var aal2At: Date? = nil
+    /// A sign-in that proved one factor: when the user has a confirmed second factor, this challenge is stored instead of
+    /// the session (``SessionStart/challenged(_:)``), in the same transaction that would have stored the session.
+    package var challenge: NewSecondFactorChallenge? = nil
+}
+
+/// The challenge a one-factor sign-in stores instead of its session for a user with a second factor: the `mfa_token`'s
+/// hash and when it expires. The rest (user, device, `amr`, the DPoP key) comes from the session it stands for.
+package struct NewSecondFactorChallenge: Sendable, Equatable {
+    package var tokenHash: String
+    package var expiresAt: Date
+}
+
+/// One of a user's confirmed second factors, as a challenge names it.
+package struct SecondFactorReference: Sendable, Equatable {
+    package var id: String
+    package var type: FactorType
+}
+
+/// What storing a new session did.
+package enum SessionStart: Sendable, Equatable {
+    /// The session and its first refresh token are stored.
+    case started
+    /// The user has confirmed second factors (these): a challenge was stored instead of the session.
+    case challenged([SecondFactorReference])
 }
 
 /// What presenting a refresh token did.
@@ -55,8 +84,10 @@ package struct RefreshResult: Sendable, Equatable {
 
 /// Sessions and their refresh-token families.
 package protocol SessionStore: SessionLookup {
-    /// Creates the session (spending its proof's `jti`); ``StoreError/conflict`` when the user does not exist.
-    func createSession(_ session: NewSession) async throws
+    /// Creates the session (spending its proof's `jti`), or its challenge instead when it has one and the user has a
+    /// confirmed second factor; ``StoreError/conflict`` when the user does not exist.
+    @discardableResult
+    func createSession(_ session: NewSession) async throws -> SessionStart
     /// Spends the refresh token of session `sessionID` whose hash is `presentedHash`, atomically; a first use
     /// also marks the session's device as seen at `now`. `successorHash` must be the hash of the presented token's
     /// successor (derived from it), so a lost answer can be given again.
@@ -80,6 +111,8 @@ package protocol SessionStore: SessionLookup {
     /// `logout global`: revokes every live session of the user and dooms the secrets of its keyless devices (each is
     /// replaced at the device's next `register-device`), in one transaction; returns the revoked sessions' IDs.
     func logOutEverywhere(userID: String, at time: Date) async throws -> [String]
+    /// Whether the user has a confirmed second factor.
+    func hasConfirmedSecondFactor(userID: String) async throws -> Bool
     /// Spends `proof`'s `jti` on its own (a proof standing in for a recent sign-in); ``DPoPRejection/replayed`` when it
     /// was spent before.
     func spendProof(_ proof: VerifiedProof) async throws
@@ -100,8 +133,15 @@ extension SessionStore {
 }
 
 extension SQLLatchkeyStore: SessionStore {
-    package func createSession(_ session: NewSession) async throws {
+    @discardableResult
+    package func createSession(_ session: NewSession) async throws -> SessionStart {
         try await self.database.transaction { sql in try await Self.insert(session, on: sql) }
+    }
+
+    package func hasConfirmedSecondFactor(userID: String) async throws -> Bool {
+        try await self.database.read { sql in
+            try await sql.raw("SELECT id FROM mfa_factors WHERE user_id = \(bind: userID) AND confirmed_at IS NOT NULL").first() != nil
+        }
     }
 
     package func session(id: String) async throws -> SessionRecord? {
@@ -274,13 +314,36 @@ extension SQLLatchkeyStore: SessionStore {
         return revoked
     }
 
-    static func insert(_ session: NewSession, on sql: any SQLDatabase) async throws {
+    /// Stores `session` inside the caller's transaction, or — when it carries a challenge and its user has a confirmed
+    /// second factor — the challenge instead (read in the same transaction, so a factor confirmed meanwhile gates it).
+    @discardableResult
+    static func insert(_ session: NewSession, on sql: any SQLDatabase) async throws -> SessionStart {
         try await Self.spend(session.proof, on: sql)
+        if let challenge = session.challenge {
+            let factors = try await sql.raw(
+                """
+                SELECT id, type FROM mfa_factors WHERE user_id = \(bind: session.userID) AND confirmed_at IS NOT NULL
+                ORDER BY created_at, id
+                """
+            ).all().map { SecondFactorReference(id: try $0.string("id"), type: FactorType(rawValue: try $0.string("type"))) }
+            if !factors.isEmpty {
+                try await sql.raw(
+                    """
+                    INSERT INTO mfa_challenges (token_hash, user_id, device_id, amr, dpop_thumbprint, created_at, expires_at, failures)
+                    VALUES (\(bind: challenge.tokenHash), \(bind: session.userID), \(bind: session.deviceID),
+                            \(bind: AuthenticationMethod.stored(session.amr)), \(bind: session.proof?.thumbprint),
+                            \(bind: session.createdAt.stored), \(bind: challenge.expiresAt.stored), 0)
+                    """
+                ).run()
+                return .challenged(factors)
+            }
+        }
         try await sql.raw(
             """
-            INSERT INTO sessions (id, user_id, device_id, created_at, dpop_thumbprint, access_code_id)
+            INSERT INTO sessions (id, user_id, device_id, created_at, dpop_thumbprint, access_code_id, amr, aal2_at)
             VALUES (\(bind: session.id), \(bind: session.userID), \(bind: session.deviceID), \(bind: session.createdAt.stored),
-                    \(bind: session.proof?.thumbprint), \(bind: session.accessCodeID))
+                    \(bind: session.proof?.thumbprint), \(bind: session.accessCodeID), \(bind: AuthenticationMethod.stored(session.amr)),
+                    \(bind: session.aal2At?.stored))
             """
         ).run()
         try await sql.raw(
@@ -290,14 +353,27 @@ extension SQLLatchkeyStore: SessionStore {
                     \(bind: session.refreshTokenExpiresAt.stored))
             """
         ).run()
+        return .started
     }
 
-    static let sessionColumns = "s.id, s.user_id, s.device_id, s.created_at, s.revoked_at, s.dpop_thumbprint, s.access_code_id"
+    static let sessionColumns =
+        "s.id, s.user_id, s.device_id, s.created_at, s.revoked_at, s.dpop_thumbprint, s.access_code_id, s.amr, s.aal2_at"
 
     static func session(from row: any SQLRow) throws -> SessionRecord {
         SessionRecord(
             id: try row.string("id"), userID: try row.string("user_id"), deviceID: try row.optionalString("device_id"),
             createdAt: try row.date("created_at"), revokedAt: try row.optionalDate("revoked_at"),
-            dpopThumbprint: try row.optionalString("dpop_thumbprint"), accessCodeID: try row.optionalString("access_code_id"))
+            dpopThumbprint: try row.optionalString("dpop_thumbprint"), accessCodeID: try row.optionalString("access_code_id"),
+            amr: AuthenticationMethod.parse(stored: try row.optionalString("amr")), aal2At: try row.optionalDate("aal2_at"))
+    }
+}
+
+extension AuthenticationMethod {
+    /// The stored form of an `amr` list: its values joined by spaces (none contains one).
+    static func stored(_ methods: [AuthenticationMethod]) -> String { methods.map(\.rawValue).joined(separator: " ") }
+
+    /// The list ``stored(_:)`` wrote; empty for a session stored before sessions kept one.
+    static func parse(stored: String?) -> [AuthenticationMethod] {
+        (stored ?? "").split(separator: " ").map { AuthenticationMethod(rawValue: String($0)) }
     }
 }

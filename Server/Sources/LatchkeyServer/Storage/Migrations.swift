@@ -229,6 +229,38 @@ enum Migrations {
                 "ALTER TABLE signing_keys ADD COLUMN signs_from DOUBLE PRECISION"
             ]
         ),
+        (
+            13,
+            [
+                // Second factors: how a session's user authenticated (`amr`, space-separated) and when it last proved a
+                // second factor (NULL: aal1).
+                "ALTER TABLE sessions ADD COLUMN amr TEXT",
+                "ALTER TABLE sessions ADD COLUMN aal2_at DOUBLE PRECISION",
+                // TOTP factors: the secret sealed with the master key; `last_step` is the newest 30-second step a code of it
+                // verified for, so a code is accepted once. One confirmed factor per user.
+                """
+                CREATE TABLE mfa_factors (
+                    id TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE, type TEXT NOT NULL,
+                    sealed_secret TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL, confirmed_at DOUBLE PRECISION,
+                    last_step BIGINT) {clustered}
+                """,
+                "CREATE INDEX mfa_factors_user_id ON mfa_factors(user_id)",
+                // Recovery codes, only as salted SHA-256; each used once.
+                """
+                CREATE TABLE recovery_codes (
+                    user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE, code_hash TEXT NOT NULL, salt TEXT NOT NULL,
+                    created_at DOUBLE PRECISION NOT NULL, used_at DOUBLE PRECISION, PRIMARY KEY (user_id, code_hash)) {clustered}
+                """,
+                // A sign-in that proved one factor, waiting for the second: the mfa_token's hash, what the session will be.
+                """
+                CREATE TABLE mfa_challenges (
+                    token_hash TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE, device_id TEXT,
+                    amr TEXT NOT NULL, dpop_thumbprint TEXT, created_at DOUBLE PRECISION NOT NULL,
+                    expires_at DOUBLE PRECISION NOT NULL, failures INTEGER NOT NULL, used_at DOUBLE PRECISION) {clustered}
+                """,
+                "CREATE INDEX mfa_challenges_expires_at ON mfa_challenges(expires_at)",
+            ]
+        ),
     ]
 
     /// Applies every migration not yet recorded, all in one transaction.

@@ -40,6 +40,13 @@ package struct SessionRecord: Sendable, Equatable {
     package var dpopThumbprint: String?
     /// The access code it was exchanged from: such a session never shows a recent sign-in.
     package var accessCodeID: String? = nil
+    /// How its user proved who they are (the `amr` claim), second factors included.
+    package var amr: [AuthenticationMethod] = []
+    /// When it last proved a second factor (at sign-in or by a step-up); nil: `aal1`.
+    package var aal2At: Date? = nil
+
+    /// `aal2` once the session proved a second factor, else `aal1`.
+    package var aal: AuthenticatorAssuranceLevel { self.aal2At == nil ? .aal1 : .aal2 }
 }
 
 /// An access code's bookkeeping row; the code itself is a JWT whose `jti` is `id`.

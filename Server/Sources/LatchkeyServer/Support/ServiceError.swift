@@ -56,6 +56,12 @@ public struct ServiceError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let busy = Kind("busy")
         /// No SMTP relay is configured, so the email routes are off.
         public static let emailNotConfigured = Kind("emailNotConfigured")
+        /// The `mfa_token` is unknown, expired, used, or spent by wrong codes.
+        public static let invalidMFAToken = Kind("invalidMFAToken")
+        /// The user has a second factor and the session has not proved it recently.
+        public static let aal2Required = Kind("aal2Required")
+        /// The user has a confirmed second factor already.
+        public static let factorExists = Kind("factorExists")
 
         public var description: String { self.name }
     }
@@ -156,6 +162,23 @@ public struct ServiceError: Error, Hashable, Sendable, CustomStringConvertible {
     /// No SMTP relay is configured, so the email routes are off.
     public static let emailNotConfigured = ServiceError(
         .emailNotConfigured, "Email and password accounts are off on this server: set smtp.host (and email.from) to turn them on.")
+
+    /// A TOTP or recovery code that is wrong or was accepted before: one answer for both.
+    public static let invalidSecondFactorCode = ServiceError(.invalidCode, "This code is not right, or it was used already.")
+    /// The `mfa_token` is unknown, expired, used, or spent by wrong codes.
+    public static let invalidMFAToken = ServiceError(
+        .invalidMFAToken, "This sign-in is no longer waiting for a code (expired, finished, or too many wrong codes): sign in again.")
+    /// A sensitive action of a user with a second factor, from a session that has not proved it recently.
+    public static let aal2Required = ServiceError(
+        .aal2Required,
+        "This needs a code from your authenticator app first: verify one with POST /api/v1/mfa/verify (with this session's Bearer), then try again.")
+    /// The user has a confirmed TOTP factor already.
+    public static let factorExists = ServiceError(.factorExists, "This account has an authenticator app set up already; remove it first.")
+    /// Too many wrong second-factor codes for the user; `retryAfter` seconds until the oldest leaves the window.
+    public static func tooManySecondFactorAttempts(retryAfter: Int) -> ServiceError {
+        ServiceError(
+            .tooManyAttempts, "Too many wrong codes for this account; try again in \(retryAfter) seconds.", retryAfter: retryAfter)
+    }
 
     /// What a ``weakPassword(_:)`` error says for `reason`.
     static func message(for reason: WeakPasswordReason) -> String {

@@ -39,6 +39,7 @@ struct UserRoutes {
         ) { _, context in
             let token = try context.requireIdentity()
             try await self.sessions.requireRecentAuthentication(token, proof: context.proof)
+            try await self.sessions.requireStepUp(token)
             let (deleted, apple) = try await self.users.delete(userID: token.userID)
             return Answer(AccountDeletionResponse(userID: deleted.userID, revokedSessions: deleted.sessionIDs.count, appleTokensRevoked: apple))
         }
@@ -82,10 +83,13 @@ extension UserRoutes {
             + "revoked at Apple first (App Store guideline 5.1.1(v)); if Apple does not confirm, nothing is deleted (502 `upstream_error`). "
             + "Needs a recent sign-in: a session begun within `tokens.recent-authentication` seconds (600), or a DPoP proof made with the "
             + "key the session is bound to, naming this access token in `ath` (each proof once); otherwise 403 `reauthentication_required`. "
-            + "The user's ID is retired (registering it again is 409 `user_deleted`).",
+            + "The user's ID is retired (registering it again is 409 `user_deleted`)."
+            + " A user with a confirmed second factor also needs a session that proved it within `mfa.step-up-lifetime` (10 minutes; `POST /api/v1/mfa/verify` with the Bearer steps up): 403 `aal2_required` otherwise.",
         outcomes: [
             .init(200, "The account is gone.", body: AccountDeletionResponse.self),
-            .forbidden("A guest token or access code (`forbidden`), or no recent sign-in (`reauthentication_required`)."),
+            .forbidden(
+                "A guest token or access code (`forbidden`), no recent sign-in (`reauthentication_required`), or no recent step-up (`aal2_required`)."
+            ),
             .notFound("The user is gone already."), .badGateway("Apple did not confirm revoking the user's token; nothing was deleted."),
             .unavailable,
         ])

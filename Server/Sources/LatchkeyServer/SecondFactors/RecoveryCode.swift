@@ -1,0 +1,36 @@
+import Crypto
+import Foundation
+
+/// Recovery codes: ten per set, each 10 random RFC 4648 base32 characters (50 bits) shown `XXXXX-XXXXX`, usable once.
+///
+/// Stored only as SHA-256 of a per-set random salt and the code; accepted in any case, with or without the dash or
+/// spaces. Guessing online is bounded by the per-user failure limit (`limits.mfa-failures`).
+enum RecoveryCode {
+    static let count = 10
+    static let length = 10
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
+
+    /// A new set, as shown to the user.
+    static func generateSet() -> [String] {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<Self.count).map { _ in
+            let characters = (0..<Self.length).map { _ in Self.alphabet[Int.random(in: 0..<32, using: &generator)] }
+            return String(characters.prefix(5)) + "-" + String(characters.suffix(5))
+        }
+    }
+
+    /// The code in its canonical form (10 upper-case base32 characters), or nil when `text` cannot be one.
+    static func normalize(_ text: String) -> String? {
+        let characters = text.uppercased().filter { $0 != "-" && !$0.isWhitespace }
+        guard characters.count == Self.length, characters.allSatisfy({ Self.alphabet.contains($0) }) else { return nil }
+        return characters
+    }
+
+    /// A fresh salt for a set.
+    static func makeSalt() -> String { Secret.generate() }
+
+    /// The stored form of the canonical `code` under `salt`: lowercase hex SHA-256.
+    static func hash(_ code: String, salt: String) -> String {
+        SHA256.hash(data: Data("\(salt):\(code)".utf8)).hexString
+    }
+}
