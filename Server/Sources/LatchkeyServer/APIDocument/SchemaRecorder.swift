@@ -10,6 +10,9 @@ import Foundation
 package final class SchemaRecorder {
     /// The named schemas read so far, by type name.
     package private(set) var schemas: [String: JSONSchema] = [:]
+    /// Which type each schema name stands for: a nested type whose short name another type took first is named by its
+    /// whole path instead (`MFAFactorsResponseFactor` beside `MFARequiredResponse`'s `Factor`), never merged with it.
+    private var owners: [String: ObjectIdentifier] = [:]
 
     package init() {}
 
@@ -18,7 +21,7 @@ package final class SchemaRecorder {
         if let value = Self.valueSchema(type) { return value }
         if let array = type as? any DecodableArray.Type { return .array(try self.schema(of: array.elementType)) }
         if let map = type as? any DecodableStringMap.Type { return .map(try self.schema(of: map.valueType)) }
-        let name = Self.name(of: type)
+        let name = self.uniqueName(of: type)
         if self.schemas[name] == nil {
             self.schemas[name] = .any  // a placeholder while it is read: types that contain themselves end
             let object = ObjectRecord()
@@ -27,6 +30,16 @@ package final class SchemaRecorder {
                 object.isSingleValue ? (object.singleValue ?? .any) : .object(properties: object.properties, required: object.required)
         }
         return .reference(name)
+    }
+
+    private func uniqueName(of type: any Decodable.Type) -> String {
+        let identity = ObjectIdentifier(type)
+        var name = Self.name(of: type)
+        if let owner = self.owners[name], owner != identity {
+            name = String(reflecting: type).split(separator: ".").dropFirst().joined()
+        }
+        self.owners[name] = identity
+        return name
     }
 
     static func name(of type: any Decodable.Type) -> String {
