@@ -88,6 +88,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // QR codes (ISO/IEC 18004, byte mode) rendered as inline SVG, for the console's TOTP enrolment: no dependencies.
+        .target(name: "LatchkeyQR", swiftSettings: swiftSettings),
         .target(
             name: "LatchkeyServer",
             dependencies: [
@@ -164,6 +166,7 @@ let package = Package(
             ],
             swiftSettings: testSwiftSettings
         ),
+        .testTarget(name: "LatchkeyQRTests", dependencies: ["LatchkeyQR"], swiftSettings: testSwiftSettings),
         .testTarget(
             name: "LatchkeyServerTests",
             dependencies: [
