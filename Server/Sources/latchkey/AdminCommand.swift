@@ -2,11 +2,11 @@ import ArgumentParser
 import Foundation
 import LatchkeyServer
 
-/// `latchkey admin create|list|remove`: the admin console's accounts.
+/// `latchkey admin create|list|remove|mfa-reset`: the admin console's accounts.
 struct AdminCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "admin", abstract: "Admin console accounts (the console is on with admin.enabled).",
-        subcommands: [Create.self, List.self, Remove.self])
+        subcommands: [Create.self, List.self, Remove.self, MFAReset.self])
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -70,6 +70,34 @@ struct AdminCommand: AsyncParsableCommand {
                 throw LatchkeyExit.notFound
             }
             print("removed admin \(self.email)")
+        }
+    }
+
+    struct MFAReset: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "mfa-reset",
+            abstract: "Remove an admin's second factor and recovery codes (a lost authenticator app); their sessions end.",
+            discussion: """
+                The admin then signs in with the password only and, while admin.require-mfa is on, is sent to set up a new \
+                authenticator app before anything else. Audited (admin.mfa.reset).
+                """)
+
+        @OptionGroup var options: DatabaseOptions
+
+        @Argument(help: "The account's email address.")
+        var email: String
+
+        func run() async throws {
+            let reset = try await withServices(self.options) { services in
+                let reset = try await services.admin.resetSecondFactor(email: self.email)
+                if reset { try await services.audit.record(.commandLine(), AuditAction.adminMFAReset, target: "admin \(self.email)") }
+                return reset
+            }
+            guard reset else {
+                printError("no admin account \(self.email)")
+                throw LatchkeyExit.notFound
+            }
+            print("removed the second factor and recovery codes of admin \(self.email); their sessions ended")
         }
     }
 }
