@@ -90,6 +90,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // QR codes (ISO/IEC 18004, byte mode) rendered as inline SVG, for the console's TOTP enrolment: no dependencies.
+        .target(name: "LatchkeyQR", swiftSettings: swiftSettings),
         .target(
             name: "LatchkeyServer",
             dependencies: [
@@ -167,6 +169,7 @@ let package = Package(
             ],
             swiftSettings: testSwiftSettings
         ),
+        .testTarget(name: "LatchkeyQRTests", dependencies: ["LatchkeyQR"], swiftSettings: testSwiftSettings),
         .testTarget(
             name: "LatchkeyServerTests",
             dependencies: [
