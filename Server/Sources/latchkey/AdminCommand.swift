@@ -13,8 +13,9 @@ struct AdminCommand: AsyncParsableCommand {
             abstract: "Create an admin account and print its one-time setup link (valid 24 hours).",
             discussion: """
                 The link opens a page where the person sets their password, which is hashed as app passwords are. For an \
-                existing account, the password is cleared, its sessions end and a new link is printed. The link's address is \
-                admin.public-url, else the public URL (or http://HOST:admin.port when the console has a port of its own).
+                existing account, the password is cleared, its sessions end and a new link is printed; its second factor is \
+                kept (admin mfa-reset removes it). The link's address is admin.public-url, else the public URL (or \
+                http://HOST:admin.port when the console has a port of its own).
                 """)
 
         @OptionGroup var options: DatabaseOptions
@@ -45,9 +46,12 @@ struct AdminCommand: AsyncParsableCommand {
         func run() async throws {
             let accounts = try await withServices(self.options) { services in try await services.admin.accounts() }
             let rows = accounts.map { account in
-                [account.email, account.hasPassword ? "active" : "awaiting setup", account.createdAt.iso8601, account.lastLoginAt?.iso8601 ?? "-"]
+                [
+                    account.email, account.hasPassword ? "active" : "awaiting setup", account.hasSecondFactor ? "totp" : "none",
+                    account.createdAt.iso8601, account.lastLoginAt?.iso8601 ?? "-",
+                ]
             }
-            try printRows(["EMAIL", "STATE", "CREATED", "LAST SIGN-IN"], rows, json: self.json)
+            try printRows(["EMAIL", "STATE", "SECOND FACTOR", "CREATED", "LAST SIGN-IN"], rows, json: self.json)
         }
     }
 

@@ -192,8 +192,10 @@ struct AdminSecondFactorTests {
         try await AdminConsoleTests.withConsole { browser, _, server in
             _ = try await Self.setPassword(browser, server)
             #expect(try await browser.enrol(server).count == 10)
+            #expect(try await AccountCLITests.cli(server, "admin", "list").stdout.contains("ann@example.com\tactive\ttotp\t"))
             let reset = try await AccountCLITests.cli(server, "admin", "mfa-reset", "ann@example.com")
             #expect(reset.exitCode == 0, "\(reset)")
+            #expect(try await AccountCLITests.cli(server, "admin", "list").stdout.contains("ann@example.com\tactive\tnone\t"))
             #expect(try await browser.get("/admin").headers[.location] == "/admin/login")
 
             let csrf = try ConsoleBrowser.csrf(in: try await browser.get("/admin/login").text)
@@ -221,6 +223,18 @@ struct AdminSecondFactorTests {
             }
             #expect(resealed.adminTOTPSecrets == 1)
             #expect(contexts.withLock { $0.contains("admin totp secret \(id)") })
+        }
+    }
+
+    /// A new setup link (a forgotten password) does not skip the second factor: after the new password comes the code,
+    /// and the sign-in is audited only once it is given.
+    @Test func aNewSetupLinkKeepsTheSecondFactor() async throws {
+        try await AdminConsoleTests.withConsole { browser, _, server in
+            try await browser.setUp(server)
+            let done = try await Self.setPassword(browser, server)
+            #expect(done.headers[.location] == Self.codePage)
+            #expect(try await browser.get("/admin").headers[.location] == Self.codePage)
+            #expect(try await server.services.audit.events(AuditQuery(action: "admin.sign_in")).count == 1)
         }
     }
 

@@ -222,9 +222,12 @@ package struct AdminRoutes: Sendable {
             let ip = context.parent.clientIP(of: request, trustedProxies: self.trustedProxies)
             let session = try await self.admin.completeSetup(
                 token: token, password: form.password ?? "", confirmation: form.passwordConfirmation ?? "", ip: ip)
-            try await self.console.record(
-                AuditActor(name: "admin:\(session.email)", source: ip), AuditAction.adminSignIn, admin: session.email,
-                details: "password set with the setup link")
+            // An account given a new link keeps its factor: then the sign-in is audited once the code is given.
+            if session.stage != .needsCode {
+                try await self.console.record(
+                    AuditActor(name: "admin:\(session.email)", source: ip), AuditAction.adminSignIn, admin: session.email,
+                    details: "password set with the setup link")
+            }
             return self.signedIn(session)
         } catch let error as ServiceError {
             let (status, text) = Self.describe(error)
