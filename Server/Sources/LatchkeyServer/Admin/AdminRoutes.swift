@@ -273,7 +273,7 @@ package struct AdminRoutes: Sendable {
     // MARK: Pages
 
     /// A page for the signed-in admin (``AdminSignInMiddleware`` sent others to the sign-in page).
-    func page(
+    private func page(
         _ request: Request, _ context: AdminRequestContext, _ body: (AdminSession) async throws -> Response
     ) async throws -> Response {
         let session = try context.signedIn()
@@ -470,7 +470,7 @@ package struct AdminRoutes: Sendable {
             status: status, headers: [.contentType: "text/html; charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(string: html)))
     }
 
-    func message(_ heading: String, _ text: String, status: HTTPResponse.Status, session: AdminSession? = nil) -> Response {
+    private func message(_ heading: String, _ text: String, status: HTTPResponse.Status, session: AdminSession? = nil) -> Response {
         let link: [String: Any] =
             session == nil ? ["href": "/admin/login", "label": "Sign in"] : ["href": "/admin", "label": "Back to the overview"]
         return self.render("message", title: heading, session: session, ["heading": heading, "text": text, "link": link], status: status)
