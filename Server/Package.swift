@@ -98,6 +98,7 @@ let package = Package(
                 "LatchkeySigV4",
                 "LatchkeyPasswords",
                 "LatchkeySMTP",
+                "LatchkeyQR",
                 .product(name: "LatchkeyAPI", package: "latchkey"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Mustache", package: "swift-mustache"),

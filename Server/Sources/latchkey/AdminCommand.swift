@@ -2,19 +2,20 @@ import ArgumentParser
 import Foundation
 import LatchkeyServer
 
-/// `latchkey admin create|list|remove`: the admin console's accounts.
+/// `latchkey admin create|list|remove|mfa-reset`: the admin console's accounts.
 struct AdminCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "admin", abstract: "Admin console accounts (the console is on with admin.enabled).",
-        subcommands: [Create.self, List.self, Remove.self])
+        subcommands: [Create.self, List.self, Remove.self, MFAReset.self])
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Create an admin account and print its one-time setup link (valid 24 hours).",
             discussion: """
                 The link opens a page where the person sets their password, which is hashed as app passwords are. For an \
-                existing account, the password is cleared, its sessions end and a new link is printed. The link's address is \
-                admin.public-url, else the public URL (or http://HOST:admin.port when the console has a port of its own).
+                existing account, the password is cleared, its sessions end and a new link is printed; its second factor is \
+                kept (admin mfa-reset removes it). The link's address is admin.public-url, else the public URL (or \
+                http://HOST:admin.port when the console has a port of its own).
                 """)
 
         @OptionGroup var options: DatabaseOptions
@@ -45,9 +46,12 @@ struct AdminCommand: AsyncParsableCommand {
         func run() async throws {
             let accounts = try await withServices(self.options) { services in try await services.admin.accounts() }
             let rows = accounts.map { account in
-                [account.email, account.hasPassword ? "active" : "awaiting setup", account.createdAt.iso8601, account.lastLoginAt?.iso8601 ?? "-"]
+                [
+                    account.email, account.hasPassword ? "active" : "awaiting setup", account.hasSecondFactor ? "totp" : "none",
+                    account.createdAt.iso8601, account.lastLoginAt?.iso8601 ?? "-",
+                ]
             }
-            try printRows(["EMAIL", "STATE", "CREATED", "LAST SIGN-IN"], rows, json: self.json)
+            try printRows(["EMAIL", "STATE", "SECOND FACTOR", "CREATED", "LAST SIGN-IN"], rows, json: self.json)
         }
     }
 
@@ -70,6 +74,34 @@ struct AdminCommand: AsyncParsableCommand {
                 throw LatchkeyExit.notFound
             }
             print("removed admin \(self.email)")
+        }
+    }
+
+    struct MFAReset: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "mfa-reset",
+            abstract: "Remove an admin's second factor and recovery codes (a lost authenticator app); their sessions end.",
+            discussion: """
+                The admin then signs in with the password only and, while admin.require-mfa is on, is sent to set up a new \
+                authenticator app before anything else. Audited (admin.mfa.reset).
+                """)
+
+        @OptionGroup var options: DatabaseOptions
+
+        @Argument(help: "The account's email address.")
+        var email: String
+
+        func run() async throws {
+            let reset = try await withServices(self.options) { services in
+                let reset = try await services.admin.resetSecondFactor(email: self.email)
+                if reset { try await services.audit.record(.commandLine(), AuditAction.adminMFAReset, target: "admin \(self.email)") }
+                return reset
+            }
+            guard reset else {
+                printError("no admin account \(self.email)")
+                throw LatchkeyExit.notFound
+            }
+            print("removed the second factor and recovery codes of admin \(self.email); their sessions ended")
         }
     }
 }

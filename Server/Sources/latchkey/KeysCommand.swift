@@ -128,13 +128,15 @@ struct KeysCommand: AsyncParsableCommand {
                         (
                             "master key",
                             "\(result.resealed.signingKeys) signing keys, \(result.resealed.appleRefreshTokens) Apple refresh tokens, "
-                                + "\(result.resealed.queuedMails) queued mails, \(result.resealed.totpSecrets) TOTP secrets re-sealed"
+                                + "\(result.resealed.queuedMails) queued mails, \(result.resealed.totpSecrets) TOTP secrets, "
+                                + "\(result.resealed.adminTOTPSecrets) admin TOTP secrets re-sealed"
                         )
                     }
                 ) { services in try await services.rotateMasterKey(newKeyFile: self.newKeyFile) }
                 print(
                     "re-sealed \(resealed.signingKeys) signing keys, \(resealed.appleRefreshTokens) Apple refresh tokens, "
-                        + "\(resealed.queuedMails) queued mails, \(resealed.totpSecrets) TOTP secrets under the key in \(self.newKeyFile)")
+                        + "\(resealed.queuedMails) queued mails, \(resealed.totpSecrets) TOTP secrets, \(resealed.adminTOTPSecrets) admin TOTP secrets "
+                        + "under the key in \(self.newKeyFile)")
                 if let keyFile {
                     print("\(keyFile) holds the new key: running servers take it at their next signing-key reload")
                 } else {

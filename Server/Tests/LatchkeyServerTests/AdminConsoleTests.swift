@@ -13,6 +13,8 @@ import Testing
 final class ConsoleBrowser: @unchecked Sendable {
     let client: any TestClientProtocol
     var cookies: [String: String] = [:]
+    /// The authenticator app ``enrol(_:)`` set up.
+    var app: AuthenticatorApp?
 
     init(_ client: any TestClientProtocol) { self.client = client }
 
@@ -46,15 +48,49 @@ final class ConsoleBrowser: @unchecked Sendable {
         String(try #require(html.firstMatch(of: /name="csrf" value="([^"]+)"/)?.output.1))
     }
 
-    /// Sets up the admin with a setup link and signs in; returns the session cookie's Set-Cookie line.
+    /// Sets up the admin with a setup link and signs in, enrolling an authenticator app when the console sends it there
+    /// (`admin.require-mfa`); returns the session cookie's Set-Cookie line.
     @discardableResult
     func setUp(_ server: TestServer, email: String = "ann@example.com", password: String = "a long admin passphrase") async throws -> String {
         let (_, token) = try await server.services.admin.createAccount(email: email)
         let page = try await self.get("/admin/setup?token=\(token)")
         let done = try await self.post(
             "/admin/setup", [("csrf", try Self.csrf(in: page.text)), ("token", token), ("password", password), ("password_confirm", password)])
-        guard done.status == .seeOther, done.headers[.location] == "/admin" else { throw TestFailure("setup answered \(done.status): \(done.text)") }
+        guard done.status == .seeOther else { throw TestFailure("setup answered \(done.status): \(done.text)") }
+        if done.headers[.location] == "/admin/account/second-factor" { try await self.enrol(server) }
+        guard try await self.get("/admin").status == .ok else { throw TestFailure("not signed in after the setup") }
         return try #require(done.headers[values: .setCookie].first { $0.hasPrefix("latchkey_admin=") })
+    }
+
+    /// Enrols on the enrolment page: reads the key from its `<code>`, confirms with the app's code now; returns the
+    /// recovery codes shown.
+    @discardableResult
+    func enrol(_ server: TestServer) async throws -> [String] {
+        let page = try await self.get("/admin/account/second-factor")
+        let app = AuthenticatorApp(secret: try Self.secret(in: page.text))
+        self.app = app
+        let done = try await self.post(
+            "/admin/account/second-factor", [("csrf", try Self.csrf(in: page.text)), ("code", app.code(at: server.clock.now()))])
+        guard done.status == .ok else { throw TestFailure("confirming answered \(done.status): \(done.text)") }
+        return Self.recoveryCodes(in: done.text)
+    }
+
+    /// Signs in with the password and, when asked, the app's code of the next step (the last was spent).
+    @discardableResult
+    func signIn(_ server: TestServer, email: String = "ann@example.com", password: String = "a long admin passphrase") async throws -> TestResponse {
+        let csrf = try Self.csrf(in: try await self.get("/admin/login").text)
+        let answer = try await self.post("/admin/login", [("csrf", csrf), ("email", email), ("password", password)])
+        guard answer.headers[.location] == "/admin/sign-in/code", let app = self.app else { return answer }
+        server.clock.advance(by: 30)
+        return try await self.submit("/admin/sign-in/code", from: "/admin/sign-in/code", [("code", app.code(at: server.clock.now()))])
+    }
+
+    static func secret(in html: String) throws -> String {
+        String(try #require(html.firstMatch(of: /<code id="totp-secret"[^>]*>([A-Z2-7]+)<\/code>/)?.output.1))
+    }
+
+    static func recoveryCodes(in html: String) -> [String] {
+        html.matches(of: /<li><code>([A-Z2-7]{5}-[A-Z2-7]{5})<\/code><\/li>/).map { String($0.output.1) }
     }
 
     private var cookieHeader: HTTPFields {
@@ -126,7 +162,9 @@ struct AdminConsoleTests {
         try await Self.withConsole { browser, client, server in
             let device = try await client.registerDevice()
             let user = device.userID
-            for page in Self.pages + ["/admin/users/\(user)", "/admin/users/\(user)/delete"] {
+            for page in Self.pages + [
+                "/admin/users/\(user)", "/admin/users/\(user)/delete", "/admin/account", "/admin/account/second-factor", "/admin/sign-in/code",
+            ] {
                 let response = try await browser.get(page)
                 #expect(response.status == .seeOther, "\(page)")
                 #expect(response.headers[.location] == "/admin/login", "\(page)")
@@ -136,6 +174,7 @@ struct AdminConsoleTests {
             for action in [
                 "/admin/users/\(user)/sessions/\(session.id)/revoke", "/admin/users/\(user)/sessions/revoke-all", "/admin/users/\(user)/delete",
                 "/admin/users/\(user)/budget", "/admin/users/\(user)/access-codes", "/admin/keys/rotate",
+                "/admin/users/\(user)/second-factors/reset", "/admin/account/second-factor", "/admin/sign-in/code",
             ] {
                 #expect(try await browser.post(action, [("csrf", "x"), ("limit", "1")]).status == .forbidden, "\(action)")
             }
@@ -145,8 +184,9 @@ struct AdminConsoleTests {
         }
     }
 
+    /// (Without `admin.require-mfa`: the second step has its own tests, ``AdminSecondFactorTests``.)
     @Test func setUpSignInAndSignOutWithTheCookiesAndHeadersOfAConsole() async throws {
-        try await Self.withConsole { browser, _, server in
+        try await Self.withConsole({ $0.admin.requireMFA = false }) { browser, _, server in
             let (_, token) = try await server.services.admin.createAccount(email: "ann@example.com")
             let page = try await browser.get("/admin/setup?token=\(token)")
             #expect(page.status == .ok)
@@ -356,12 +396,12 @@ struct AdminConsoleTests {
             let fields = [("token", token), ("password", Self.password), ("password_confirm", Self.password)]
             let done = try await browser.post("/admin/setup", [("csrf", try ConsoleBrowser.csrf(in: setup.text))] + fields)
             #expect(done.status == .seeOther)
-            _ = try await browser.submit("/admin/logout", from: "/admin")
+            _ = try await browser.submit("/admin/logout", from: "/admin/account/second-factor")
             let csrfAgain = try ConsoleBrowser.csrf(in: try await browser.get("/admin/login").text)
             let signedIn = try await browser.post(
                 "/admin/login", [("csrf", csrfAgain), ("email", "bob@example.com"), ("password", Self.password)])
             #expect(signedIn.status == .seeOther)
-            #expect(signedIn.headers[.location] == "/admin")
+            #expect(signedIn.headers[.location] == "/admin/account/second-factor")  // signed in, held at the enrolment
         }
     }
 
@@ -487,7 +527,7 @@ struct AdminConsoleTests {
             #expect(try await server.services.keyRing.records().count == 2)
             let actions = try await server.services.audit.events(AuditQuery()).map(\.action).filter { !$0.hasPrefix("admin.") }
             #expect(actions == ["key.rotate", "user.sessions.revoke", "user.budget.set"])
-            #expect(try await server.services.audit.events(AuditQuery(action: "admin")).map(\.action) == ["admin.sign_in"])
+            #expect(try await server.services.audit.events(AuditQuery(action: "admin")).map(\.action) == ["admin.mfa.enable", "admin.sign_in"])
         }
     }
 
@@ -526,7 +566,9 @@ struct AdminConsoleTests {
             try await browser.setUp(server)
             let device = try await client.registerDevice()
             _ = try await client.refresh(device.refreshToken)
-            for page in Self.pages + ["/admin/users/\(device.userID)", "/admin/users/\(device.userID)/delete", "/admin/users?q=\(device.userID)"] {
+            for page in Self.pages + [
+                "/admin/users/\(device.userID)", "/admin/users/\(device.userID)/delete", "/admin/users?q=\(device.userID)", "/admin/account",
+            ] {
                 let response = try await browser.get(page)
                 #expect(response.status == .ok, "\(page)")
                 #expect(response.text.contains("id=\"nav\""), "\(page)")

@@ -10,10 +10,16 @@ The CLI gets this process's environment: LATCHKEY_MASTER_KEY when the server has
 the database is used, as by the server), and LATCHKEY_PUBLIC_URL=BASE_URL unless set.
 
 What it does, as an operator would:
-  1. `latchkey admin create` -> a setup link; opens it, sets a password, lands on the overview (#stats, the
-     inline svg#activity-chart, #limits); the link does not work twice;
-  2. signs out (form#logout), is refused with a wrong password (401 with .flash.error), signs in (form#login);
-     a POST without the csrf field is refused with 403 (and every POST form carries a hidden `csrf`);
+  1. `latchkey admin create` -> a setup link; opens it, sets a password, and is held at the enrolment of a second
+     factor (admin.require-mfa): /admin redirects there; the page shows the key's QR code as an inline <svg>
+     (figure#qr) and the key in code#totp-secret; a wrong code (form#enrol, field `code`) is refused with .flash.error;
+     the authenticator app's code (computed here with pyotp when installed, else RFC 6238 in this script) confirms it and
+     ten recovery codes are shown (ul#recovery-codes); then the overview (#stats, the inline svg#activity-chart,
+     #limits); the link does not work twice;
+  2. signs out (form#logout), is refused with a wrong password (401 with .flash.error), gives the password
+     (form#login) and is asked for the code (form#second-step on /admin/sign-in/code, /admin redirects there): a wrong
+     code is refused with .flash.error, the next step's code signs in; a POST without the csrf field is refused with
+     403 (and every POST form carries a hidden `csrf`);
   3. registers a device through the API (POST /api/v1/auth/register-device) and checks GET /api/v1/users/me;
   4. finds the user through form#search by UUID, opens it and revokes its session (the row's form.revoke-session):
      the access token and the refresh token are then refused by the API with 401;
@@ -30,7 +36,7 @@ checked for browser console errors (SEVERE entries of the `browser` log): any fa
 was on is saved as failure.png / failure.html there. chromedriver's log goes to --driver-log (default
 SCREENSHOT_DIR/chromedriver.log). The browser is always quit, also on a failure, an exception or SIGTERM.
 
-Needs the standard library and `selenium` (installed by scripts/test into its venv), Debian's chromium and
+Needs the standard library, `selenium` (installed by scripts/test into its venv) and optionally `pyotp`, Debian's chromium and
 chromium-driver. Prints one PASS/FAIL line per check (never a token, code, password or setup link) and exits 1
 when any check failed.
 """
@@ -64,6 +70,11 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 import interop_checks
 from interop_checks import RESULTS, NoRedirect, bearer, check
+
+try:
+    import pyotp
+except ImportError:  # RFC 6238 below, as an authenticator app computes it
+    pyotp = None
 
 WAIT = 20  # seconds for a page or element (a debug server on 2 busy cores can be slow)
 TIMEOUT = 15  # seconds per API request
@@ -100,6 +111,25 @@ def wrong_password_status(base, email, password):
             return response.status
     except urllib.error.HTTPError as error:
         return error.code
+
+
+def totp(secret, at):
+    """The 6-digit code of the base32 `secret` at Unix time `at` (RFC 6238: HMAC-SHA-1, 30-second steps)."""
+    if pyotp is not None:
+        return pyotp.TOTP(secret).at(int(at))
+    import hashlib
+    import hmac
+    key = base64.b32decode(secret.upper() + "=" * (-len(secret) % 8))
+    mac = hmac.new(key, int(at // 30).to_bytes(8, "big"), hashlib.sha1).digest()
+    offset = mac[-1] & 0x0F
+    return f"{(int.from_bytes(mac[offset:offset + 4], 'big') & 0x7FFFFFFF) % 1_000_000:06d}"
+
+
+def next_step_after(step):
+    """Waits until the 30-second step after `step` has begun (a code is accepted once per step); returns the time."""
+    while int(time.time() // 30) <= step:
+        time.sleep(0.5)
+    return time.time()
 
 
 def jwt_claims(token):
@@ -338,9 +368,36 @@ def run(args):
         b.wait_for("form#setup")
         b.check_csrf_fields()
         b.settle("setup")
-        b.submit("form#setup", {"password": password, "password_confirm": password}, name="overview (after setup)")
-        b.wait_for("nav#nav", "nav#nav after setting the password")
-        require("setup: signed in and on /admin", b.path() == "/admin", b.path())
+        b.submit("form#setup", {"password": password, "password_confirm": password}, name="enrolment (after setup)")
+        b.wait_for("form#enrol", "form#enrol after setting the password")
+        require("setup: held at the enrolment /admin/account/second-factor", b.path() == "/admin/account/second-factor", b.path())
+        check("enrolment: the QR code is an inline <svg> (figure#qr svg)", b.has("figure#qr svg"))
+        check("enrolment: no nav#nav before the enrolment", not b.has("nav#nav"))
+        b.check_csrf_fields()
+        secret = b.text("code#totp-secret").strip()
+        require("enrolment: the key in code#totp-secret is base32 of 160 bits or more",
+                re.fullmatch(r"[A-Z2-7]{32,}", secret) is not None, f"{len(secret)} characters")
+        b.settle("enrolment")
+        b.get("/admin", "overview (before the enrolment)")
+        check("enrolment: /admin sends an admin without a factor back to the enrolment",
+              b.path() == "/admin/account/second-factor", b.path())
+        b.settle()
+        enrolled_at = time.time()
+        wrong_code = "000000" if totp(secret, enrolled_at) != "000000" else "111111"
+        b.submit("form#enrol", {"code": wrong_code}, name="enrolment (wrong code)", allow_status=(400,))
+        text, error = b.flash()
+        check("enrolment: a wrong code shows .flash.error", error is True, repr(text))
+        b.settle()
+        enrolled_at = time.time()
+        b.submit("form#enrol", {"code": totp(secret, enrolled_at)}, name="recovery codes")
+        b.wait_for("ul#recovery-codes", "ul#recovery-codes after confirming")
+        recovery = [li.text.strip() for li in b.find_all("ul#recovery-codes li")]
+        check("enrolment: ten recovery codes XXXXX-XXXXX are shown",
+              len(recovery) == 10 and all(re.fullmatch(r"[A-Z2-7]{5}-[A-Z2-7]{5}", c) for c in recovery), f"{len(recovery)} codes")
+        b.settle("recovery-codes")
+        b.click_to(b.find('a[href="/admin"].button'), "overview (after the enrolment)")
+        b.wait_for("nav#nav", "nav#nav after the enrolment")
+        require("enrolment: signed in and on /admin", b.path() == "/admin", b.path())
         b.check_signed_in_page()
         for css in ("#stats", "svg#activity-chart", "#limits"):
             check(f"overview: {css}", b.has(css))
@@ -368,9 +425,25 @@ def run(args):
         status = wrong_password_status(base, email, password + "x")
         check("login: a wrong password answers 401", status == 401, f"status {status}")
         b.get("/admin/login", "login page")
-        b.submit("form#login", {"email": email, "password": password}, name="overview")
-        b.wait_for("nav#nav", "nav#nav after signing in")
-        require("login: signed in and on /admin", b.path() == "/admin", b.path())
+        b.submit("form#login", {"email": email, "password": password}, name="code page")
+        b.wait_for("form#second-step", "form#second-step after the password")
+        require("login: the password leads to the code page /admin/sign-in/code", b.path() == "/admin/sign-in/code", b.path())
+        check("code page: form#second-step has the field `code`", b.has('form#second-step input[name="code"]'))
+        b.check_csrf_fields()
+        b.settle("code-page")
+        b.get("/admin", "overview (before the code)")
+        check("code page: /admin sends a sign-in waiting for the code back to it", b.path() == "/admin/sign-in/code", b.path())
+        b.settle()
+        b.submit("form#second-step", {"code": wrong_code}, name="code page (wrong code)", allow_status=(400,))
+        text, error = b.flash()
+        check("code page: a wrong code shows .flash.error", error is True, repr(text))
+        check("code page: a wrong code does not sign in", not b.has("nav#nav"))
+        b.settle()
+        # The enrolment's code was spent: the next step's code (a code is accepted once).
+        now = next_step_after(int(enrolled_at // 30))
+        b.submit("form#second-step", {"code": totp(secret, now)}, name="overview")
+        b.wait_for("nav#nav", "nav#nav after the code")
+        require("login: password and code sign in, on /admin", b.path() == "/admin", b.path())
         b.check_signed_in_page()
         b.settle("overview")
         status, _ = call("POST", base + "/admin/logout", data=b"",

@@ -10,6 +10,8 @@ import Foundation
 /// - `admin.idle-timeout` (seconds, default 1800): a console session unused this long ends.
 /// - `admin.session-lifetime` (seconds, default 43200): a session ends this long after sign-in however it is used.
 /// - `admin.secure-cookies` (default: true when the console's URL is https): the session cookie is `Secure`.
+/// - `admin.require-mfa` (default true): an admin without a confirmed TOTP factor is sent to enrol one right after the
+///   password and can do nothing else until done; false: such an admin uses the console and may enrol from the account page.
 public struct AdminConfiguration: Sendable {
     public var enabled = false
     public var port: Int?
@@ -17,6 +19,7 @@ public struct AdminConfiguration: Sendable {
     public var idleTimeout: TimeInterval = 1800
     public var sessionLifetime: TimeInterval = 43_200
     public var secureCookies: Bool?
+    public var requireMFA = true
 
     public init() {}
 
@@ -28,6 +31,7 @@ public struct AdminConfiguration: Sendable {
         self.idleTimeout = reader.double(forKey: "idle-timeout", default: defaults.idleTimeout)
         self.sessionLifetime = reader.double(forKey: "session-lifetime", default: defaults.sessionLifetime)
         self.secureCookies = reader.bool(forKey: "secure-cookies")
+        self.requireMFA = reader.bool(forKey: "require-mfa", default: defaults.requireMFA)
     }
 
     /// What is wrong with these settings.

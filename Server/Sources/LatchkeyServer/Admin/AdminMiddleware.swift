@@ -38,16 +38,19 @@ struct AdminForm: Decodable, Sendable {
     var expiresIn: String?
     var note: String?
     var back: String?
+    /// A code from the admin's authenticator app, or one of their recovery codes.
+    var code: String?
 
     enum CodingKeys: String, CodingKey {
-        case csrf, email, password, token, limit, note, back
+        case csrf, email, password, token, limit, note, back, code
         case passwordConfirmation = "password_confirm"
         case expiresIn = "expires_in"
     }
 }
 
-/// Lets through only requests with a live console session (cookie `latchkey_admin`), putting it in the context; others
-/// are sent to the sign-in page (`refusal` `.signIn`: pages, sign-out) or refused with 403 (`.forbidden`: actions).
+/// Lets through only requests with a live console session (cookie `latchkey_admin`) at one of `stages`, putting it in
+/// the context; others are sent to the sign-in page, or a session at another stage to its own page (the code, the
+/// enrolment) (`refusal` `.signIn`: pages, sign-out), or refused with 403 (`.forbidden`: actions).
 struct AdminSignInMiddleware: RouterMiddleware {
     typealias Context = AdminRequestContext
     enum Refusal {
@@ -57,11 +60,18 @@ struct AdminSignInMiddleware: RouterMiddleware {
 
     let admin: AdminService
     let refusal: Refusal
+    var stages: Set<AdminSession.Stage> = [.signedIn]
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let cookie = request.cookies[AdminRoutes.sessionCookie]?.value, let session = try await self.admin.session(cookie: cookie) else {
             switch self.refusal {
             case .signIn: return AdminRoutes.redirect("/admin/login")
+            case .forbidden: return AdminRoutes.forbidden()
+            }
+        }
+        guard self.stages.contains(session.stage) else {
+            switch self.refusal {
+            case .signIn: return AdminRoutes.redirect(session.stage.home)
             case .forbidden: return AdminRoutes.forbidden()
             }
         }

@@ -16,6 +16,11 @@ import NIOCore
 /// `Content-Security-Policy: default-src 'self'`, `X-Frame-Options: DENY`, `Cache-Control: no-store`. Every action goes
 /// through ``ConsoleService`` (the services the API and CLI use) and is written to the audit log (`admin:<email>`, from the
 /// client's address); the routes read forms and render pages, and read nothing from the store themselves.
+///
+/// Sign-in has a second step: an admin with a TOTP factor gives a code from the authenticator app (or a recovery code)
+/// after the password, and until then the session reaches the code page only; an admin without one, while
+/// `admin.require-mfa`, is sent to enrol (a QR code drawn as inline SVG by the server, the secret as text) and reaches
+/// nothing else until done (``AdminSession/Stage``).
 package struct AdminRoutes: Sendable {
     let console: ConsoleService
     let admin: AdminService
@@ -50,11 +55,22 @@ package struct AdminRoutes: Sendable {
         signIn.get("setup") { request, context in try await self.setupPage(request, context: context) }
         signIn.post("setup") { request, context in try await self.setup(request, context: context) }
 
-        // Pages (and sign-out) need a session, else the sign-in page.
+        // Sign-out, at any stage of a sign-in.
+        let signOut = group.group(context: AdminRequestContext.self)
+            .add(middleware: AdminSignInMiddleware(admin: self.admin, refusal: .signIn, stages: Set(AdminSession.Stage.allCases)))
+            .add(middleware: forms)
+        signOut.post("logout") { request, context in try await self.logout(request, context: context) }
+        self.addSecondFactorRoutes(to: group, forms: forms)
+
+        // Pages need a signed-in session, else the sign-in page (or the second step's page).
         let pages = group.group(context: AdminRequestContext.self)
             .add(middleware: AdminSignInMiddleware(admin: self.admin, refusal: .signIn)).add(middleware: forms)
-        pages.post("logout") { request, context in try await self.logout(request, context: context) }
-        pages.get { request, context in try await self.page(request, context) { session in try await self.overview(session) } }
+        pages.get("account") { request, context in
+            try await self.page(request, context) { session in self.accountPage(session, flash: Self.flash(request)) }
+        }
+        pages.get { request, context in
+            try await self.page(request, context) { session in try await self.overview(session, flash: Self.flash(request)) }
+        }
         pages.get("users") { request, context in try await self.page(request, context) { session in try await self.users(request, session) } }
         pages.get("users/:id") { request, context in
             try await self.page(request, context) { session in try await self.user(try Self.uuid(context, "id"), session, flash: Self.flash(request))
@@ -133,6 +149,13 @@ package struct AdminRoutes: Sendable {
                 return .redirect("/admin/users?done=user-deleted")
             }
         }
+        actions.post("users/:id/second-factors/reset") { request, context in
+            try await self.action(request, context) { _, _, actor in
+                let user = try Self.uuid(context, "id")
+                try await self.console.resetSecondFactors(ofUser: user, by: actor)
+                return .redirect("/admin/users/\(user)?done=second-factors-reset")
+            }
+        }
         actions.post("access-codes/:code/revoke") { request, context in
             try await self.action(request, context) { _, form, actor in
                 let code = try Self.uuid(context, "code")
@@ -168,7 +191,12 @@ package struct AdminRoutes: Sendable {
         let values: [String: Any] = ["csrf": self.admin.preSessionCSRF(nonce: nonce), "email": email]
         do {
             let session = try await self.admin.login(email: email, password: form.password ?? "", ip: ip)
-            try await self.console.record(AuditActor(name: "admin:\(session.email)", source: ip), AuditAction.adminSignIn, admin: session.email)
+            // With a factor, the sign-in is audited once the code is given.
+            if session.stage != .needsCode {
+                try await self.console.record(
+                    AuditActor(name: "admin:\(session.email)", source: ip), AuditAction.adminSignIn, admin: session.email,
+                    details: "password only: no second factor")
+            }
             return self.signedIn(session)
         } catch let error as ServiceError {
             let (status, text) = Self.describe(error)
@@ -194,9 +222,12 @@ package struct AdminRoutes: Sendable {
             let ip = context.parent.clientIP(of: request, trustedProxies: self.trustedProxies)
             let session = try await self.admin.completeSetup(
                 token: token, password: form.password ?? "", confirmation: form.passwordConfirmation ?? "", ip: ip)
-            try await self.console.record(
-                AuditActor(name: "admin:\(session.email)", source: ip), AuditAction.adminSignIn, admin: session.email,
-                details: "password set with the setup link")
+            // An account given a new link keeps its factor: then the sign-in is audited once the code is given.
+            if session.stage != .needsCode {
+                try await self.console.record(
+                    AuditActor(name: "admin:\(session.email)", source: ip), AuditAction.adminSignIn, admin: session.email,
+                    details: "password set with the setup link")
+            }
             return self.signedIn(session)
         } catch let error as ServiceError {
             let (status, text) = Self.describe(error)
@@ -231,8 +262,9 @@ package struct AdminRoutes: Sendable {
         return response
     }
 
+    /// The answer to a password that started `session`: its cookie, and on to the page of its stage.
     private func signedIn(_ session: AdminSession) -> Response {
-        var response = Self.redirect("/admin")
+        var response = Self.redirect(session.stage.home)
         response.setCookie(self.cookie(Self.sessionCookie, session.cookie ?? ""))
         response.setCookie(self.cookie(Self.preSessionCookie, "", maxAge: 0))
         return response
@@ -279,7 +311,7 @@ package struct AdminRoutes: Sendable {
         }
     }
 
-    private func overview(_ session: AdminSession) async throws -> Response {
+    private func overview(_ session: AdminSession, flash: Flash?) async throws -> Response {
         let now = self.console.now()
         let figures = try await self.console.overview(at: now)
         let limits = self.console.refusalsByRoute().map { ["route": $0.route, "count": String($0.count)] }
@@ -290,7 +322,7 @@ package struct AdminRoutes: Sendable {
                 "sign_ins": String(figures.signInsPerHour.reduce(0, +)), "refreshes": String(figures.refreshesPerHour.reduce(0, +)),
                 "chart": AdminChart.svg(signIns: figures.signInsPerHour, refreshes: figures.refreshesPerHour, endingAt: now),
                 "limits": limits, "since": Self.format(self.startedAt),
-            ])
+            ], flash: flash)
     }
 
     private func users(_ request: Request, _ session: AdminSession) async throws -> Response {
@@ -338,6 +370,10 @@ package struct AdminRoutes: Sendable {
         if let account = detail.account {
             values["email"] = ["address": account.email, "state": account.verifiedAt.map { "verified \(Self.format($0))" } ?? "not verified"]
         }
+        values["factors"] = detail.factors.map {
+            ["type": $0.type.rawValue, "state": $0.confirmed ? "confirmed" : "not confirmed", "created": Self.format($0.createdAt)]
+        }
+        values["has_factors"] = !detail.factors.isEmpty
         return self.render("user", title: "User \(id)", session: session, nav: "users", values, flash: flash, status: status)
     }
 
@@ -409,7 +445,8 @@ package struct AdminRoutes: Sendable {
             "session-revoked": "The session is revoked: its tokens stop working at once.", "session-ended": "That session had already ended.",
             "sessions-revoked": "Every session of the user is revoked.", "budget-set": "The budget limit is set.",
             "code-revoked": "The access code is revoked.", "key-rotated": "A new signing key signs from now on.",
-            "user-deleted": "The user is deleted.",
+            "user-deleted": "The user is deleted.", "second-factors-reset": "The user's second factors and recovery codes are removed.",
+            "recovery-code-used": "You signed in with a recovery code; it cannot be used again.",
         ]
         return request.uri.queryParameters.get("done").flatMap { messages[$0] }.map(Flash.ok)
     }
@@ -423,7 +460,7 @@ package struct AdminRoutes: Sendable {
         let body = AdminTemplates.library.render(values, withTemplate: template) ?? ""
         var layout: [String: Any] = ["title": title, "body": body]
         if let session {
-            var admin: [String: Any] = ["email": session.email, "csrf": session.csrf]
+            var admin: [String: Any] = ["email": session.email, "csrf": session.csrf, "signed_in": session.stage == .signedIn]
             if let nav { admin["nav_" + nav] = true }
             layout["admin"] = admin
         }

@@ -12,15 +12,41 @@ package struct AdminAccount: Sendable, Equatable {
     package var hasPassword: Bool
     package var createdAt: Date
     package var lastLoginAt: Date?
+    /// Whether the account has a confirmed TOTP factor.
+    package var hasSecondFactor: Bool
 }
 
-/// A signed-in console session: its admin, and the CSRF token every form of the session carries.
+/// A signed-in console session: its admin, how far its sign-in got, and the CSRF token every form of the session carries.
 package struct AdminSession: Sendable, Equatable {
     package var adminID: String
     package var email: String
     package var csrf: String
+    /// The SHA-256 of the session's cookie: the session's key in the store.
+    package var idHash: String
+    package var stage: Stage
+    /// Whether the admin has a confirmed TOTP factor.
+    package var hasSecondFactor: Bool
     /// The session cookie's value (only in the answer to a sign-in, to set the cookie).
     package var cookie: String?
+
+    /// How far a session's sign-in got: only a ``Stage/signedIn`` session uses the console; the others can do one thing.
+    package enum Stage: Sendable, Hashable, CaseIterable {
+        /// The password and, when the admin has a factor, its code: the whole console.
+        case signedIn
+        /// The password of an admin with a factor: the code page only (for ``AdminService/codeEntryLifetime``).
+        case needsCode
+        /// The password of an admin without a factor while `admin.require-mfa`: the enrolment page only.
+        case needsEnrolment
+
+        /// The page a session at this stage is sent to.
+        var home: String {
+            switch self {
+            case .signedIn: "/admin"
+            case .needsCode: "/admin/sign-in/code"
+            case .needsEnrolment: "/admin/account/second-factor"
+            }
+        }
+    }
 }
 
 /// Admin accounts and their sessions: created by `latchkey admin create` with a one-time setup link, passwords hashed
@@ -34,13 +60,18 @@ package final class AdminService: Sendable {
     let configuration: AdminConfiguration
     let clock: any WallClock
     let csrfKey: SymmetricKey
+    let masterKey: MasterKey
+    /// What an authenticator app shows as the issuer of an admin's factor.
+    let issuer: String
     let logger: Logger
     /// How long a setup link works.
     static let setupLifetime: TimeInterval = 86_400
+    /// How long a sign-in that passed the password waits for the code.
+    static let codeEntryLifetime: TimeInterval = 300
 
     init(
         store: SQLLatchkeyStore, pool: PasswordHashingPool, limiter: RateLimiter, limits: AccountLimits, configuration: AdminConfiguration,
-        clock: any WallClock, csrfKey: SymmetricKey, logger: Logger
+        clock: any WallClock, csrfKey: SymmetricKey, masterKey: MasterKey, issuer: String, logger: Logger
     ) {
         self.store = store
         self.pool = pool
@@ -49,6 +80,8 @@ package final class AdminService: Sendable {
         self.configuration = configuration
         self.clock = clock
         self.csrfKey = csrfKey
+        self.masterKey = masterKey
+        self.issuer = issuer
         self.logger = logger
     }
 
@@ -147,16 +180,30 @@ package final class AdminService: Sendable {
         guard confirmed else { throw ServiceError.invalidCredentials }
     }
 
-    /// The session of a cookie, while it is neither idle past `admin.idle-timeout` nor older than its lifetime; using it
-    /// keeps it alive.
+    /// The session of a cookie, while it is neither idle past `admin.idle-timeout` nor older than its lifetime (nor, while
+    /// it waits for the code, older than ``codeEntryLifetime``); using it keeps it alive.
     package func session(cookie: String) async throws -> AdminSession? {
         guard !cookie.isEmpty, cookie.count <= 100 else { return nil }
         let now = self.clock.now()
+        let idHash = Secret.hash(cookie)
         guard
-            let account = try await self.store.touchAdminSession(
-                idHash: Secret.hash(cookie), idleSince: now.addingTimeInterval(-self.configuration.idleTimeout), at: now)
+            let touched = try await self.store.touchAdminSession(
+                idHash: idHash, idleSince: now.addingTimeInterval(-self.configuration.idleTimeout), at: now)
         else { return nil }
-        return AdminSession(adminID: account.id, email: account.email, csrf: self.csrfToken(cookie: cookie), cookie: nil)
+        let session = self.session(touched.account, idHash: idHash, cookie: cookie, secondStepPassed: touched.secondStepPassed)
+        if session.stage == .needsCode, touched.createdAt <= now.addingTimeInterval(-Self.codeEntryLifetime) { return nil }
+        return session
+    }
+
+    /// The session `idHash` of `account`, at the stage its sign-in got to.
+    private func session(_ account: AdminAccount, idHash: String, cookie: String, secondStepPassed: Bool) -> AdminSession {
+        let stage: AdminSession.Stage =
+            if account.hasSecondFactor { secondStepPassed ? .signedIn : .needsCode } else {
+                self.configuration.requireMFA ? .needsEnrolment : .signedIn
+            }
+        return AdminSession(
+            adminID: account.id, email: account.email, csrf: self.csrfToken(cookie: cookie), idHash: idHash, stage: stage,
+            hasSecondFactor: account.hasSecondFactor, cookie: nil)
     }
 
     /// Ends the session of a cookie.
@@ -174,13 +221,16 @@ package final class AdminService: Sendable {
         Data(HMAC<SHA256>.authenticationCode(for: Data("admin login csrf:\(nonce)".utf8), using: self.csrfKey)).base64URLEncodedString()
     }
 
+    /// A session for the admin who gave the password: signed in, or waiting for the code or the enrolment.
     private func startSession(_ account: AdminAccount, ip: String) async throws -> AdminSession {
         let cookie = Secret.generate()
         let now = self.clock.now()
         try await self.store.createAdminSession(
             idHash: Secret.hash(cookie), adminID: account.id, ip: ip, expiresAt: now.addingTimeInterval(self.configuration.sessionLifetime), at: now)
-        self.logger.info("admin signed in", metadata: ["admin": "\(account.email)", "ip": "\(ip)"])
-        return AdminSession(adminID: account.id, email: account.email, csrf: self.csrfToken(cookie: cookie), cookie: cookie)
+        var session = self.session(account, idHash: Secret.hash(cookie), cookie: cookie, secondStepPassed: false)
+        session.cookie = cookie
+        self.logger.info("admin password accepted", metadata: ["admin": "\(account.email)", "ip": "\(ip)", "stage": "\(session.stage)"])
+        return session
     }
 
     private func hash(_ normalized: String) async throws -> String {
@@ -192,7 +242,8 @@ extension SQLLatchkeyStore {
     static func adminAccount(from row: any SQLRow) throws -> AdminAccount {
         AdminAccount(
             id: try row.string("id"), email: try row.string("email"), hasPassword: try row.optionalString("password_hash") != nil,
-            createdAt: try row.date("created_at"), lastLoginAt: try row.optionalDate("last_login_at"))
+            createdAt: try row.date("created_at"), lastLoginAt: try row.optionalDate("last_login_at"),
+            hasSecondFactor: try row.optionalDate("totp_confirmed_at") != nil)
     }
 
     func upsertAdminAccount(
@@ -284,19 +335,26 @@ extension SQLLatchkeyStore {
         }
     }
 
-    /// The account of a live session (not idle since `idleSince`, not expired), marking it used now.
-    func touchAdminSession(idHash: String, idleSince: Date, at time: Date) async throws -> AdminAccount? {
+    /// The account of a live session (not idle since `idleSince`, not expired), when the session began and whether it
+    /// passed the second step, marking it used now.
+    func touchAdminSession(
+        idHash: String, idleSince: Date, at time: Date
+    ) async throws -> (account: AdminAccount, createdAt: Date, secondStepPassed: Bool)? {
         try await self.database.transaction { sql in
             let touched = try await sql.raw(
                 """
                 UPDATE admin_sessions SET last_seen_at = \(bind: time.stored)
                 WHERE id_hash = \(bind: idHash) AND last_seen_at > \(bind: idleSince.stored) AND expires_at > \(bind: time.stored)
-                RETURNING admin_id
+                RETURNING admin_id, created_at, mfa_passed
                 """
             ).first()
-            guard let adminID = try touched?.string("admin_id") else { return nil }
-            return try await sql.raw("SELECT * FROM admin_accounts WHERE id = \(bind: adminID) AND password_hash IS NOT NULL").first()
-                .map(Self.adminAccount(from:))
+            guard let touched else { return nil }
+            let adminID = try touched.string("admin_id")
+            guard
+                let account = try await sql.raw("SELECT * FROM admin_accounts WHERE id = \(bind: adminID) AND password_hash IS NOT NULL").first()
+                    .map(Self.adminAccount(from:))
+            else { return nil }
+            return (account, try touched.date("created_at"), try touched.decode(column: "mfa_passed", as: Int.self) != 0)
         }
     }
 

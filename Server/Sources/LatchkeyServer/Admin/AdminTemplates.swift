@@ -5,7 +5,7 @@ import Mustache
 enum AdminTemplates {
     static let library: MustacheLibrary = {
         var library = MustacheLibrary()
-        for (name, text) in Self.templates {
+        for (name, text) in Self.templates.merging(Self.secondFactorTemplates, uniquingKeysWith: { first, _ in first }) {
             // The templates are part of the binary and parsed at first use; a broken one is a programming error.
             try! library.register(text, named: name)
         }
@@ -22,15 +22,16 @@ enum AdminTemplates {
         {{#admin}}
         <header class="top">
           <a class="brand" href="/admin"><span class="mark">◆</span> Latchkey</a>
-          <nav id="nav">
+          {{#signed_in}}<nav id="nav">
             <a href="/admin"{{#nav_overview}} class="active"{{/nav_overview}}>Overview</a>
             <a href="/admin/users"{{#nav_users}} class="active"{{/nav_users}}>Users</a>
             <a href="/admin/access-codes"{{#nav_codes}} class="active"{{/nav_codes}}>Access codes</a>
             <a href="/admin/keys"{{#nav_keys}} class="active"{{/nav_keys}}>Signing keys</a>
             <a href="/admin/audit"{{#nav_audit}} class="active"{{/nav_audit}}>Audit log</a>
-          </nav>
+          </nav>{{/signed_in}}{{^signed_in}}<span class="spacer"></span>{{/signed_in}}
           <form id="logout" method="post" action="/admin/logout"><input type="hidden" name="csrf" value="{{csrf}}">
-            <span class="who">{{email}}</span> <button type="submit" class="quiet">Sign out</button></form>
+            {{#signed_in}}<a class="who" href="/admin/account">{{email}}</a>{{/signed_in}}{{^signed_in}}<span class="who">{{email}}</span>{{/signed_in}}
+            <button type="submit" class="quiet">Sign out</button></form>
         </header>
         {{/admin}}
         <main{{^admin}} class="narrow"{{/admin}}>
@@ -159,6 +160,17 @@ enum AdminTemplates {
             <button type="submit">Issue access code</button></form>
         </section>
         </div>
+        <section class="card">
+          <h2>Second factors</h2>
+          <table id="second-factors"><thead><tr><th>Type</th><th>State</th><th>Added</th></tr></thead><tbody>
+          {{#factors}}<tr><td>{{type}}</td><td>{{state}}</td><td>{{created}}</td></tr>{{/factors}}
+          {{^factors}}<tr><td colspan="3" class="muted">None: the user signs in with one factor.</td></tr>{{/factors}}
+          </tbody></table>
+          {{#has_factors}}<form id="reset-second-factors" method="post" action="/admin/users/{{id}}/second-factors/reset" class="inline">
+            <input type="hidden" name="csrf" value="{{csrf}}">
+            <button type="submit" class="danger">Reset second factors</button>
+            <span class="muted">For a lost authenticator app: removes the factors and recovery codes; sessions are kept.</span></form>{{/has_factors}}
+        </section>
         <section class="card danger-zone">
           <h2>Delete account</h2>
           <p>Deletes the user with devices, sessions, identities and access codes. It cannot be undone.</p>
@@ -257,7 +269,10 @@ enum AdminTemplates {
         .legend{color:var(--muted);font-size:.9em}.swatch{display:inline-block;width:.8em;height:.8em;border-radius:2px;margin:0 .3em 0 1em;vertical-align:-1px}
         .swatch.signins{background:#3056d3}.swatch.refreshes{background:#9bb0f0}
         pre.secret{background:#151a26;color:#e8ecf5;padding:1em;border-radius:8px;white-space:pre-wrap;word-break:break-all}
-        .pager{display:flex;gap:1.5em}.danger-zone{border-color:#f5c2bb}
+        .pager{display:flex;gap:1.5em}.spacer{flex:1}
+        .enrol{display:flex;flex-wrap:wrap;align-items:center;gap:1.5em}.enrol svg{display:block;border:1px solid var(--line);border-radius:6px}
+        code.secret{font-size:1.05em;letter-spacing:.08em;word-break:break-all}
+        ul.codes{list-style:none;padding:0;display:grid;grid-template-columns:repeat(2,max-content);gap:.4em 2em;font-size:1.1em}.danger-zone{border-color:#f5c2bb}
         """
 
     static let favicon = """

@@ -12,6 +12,7 @@ package struct ConsoleService: Sendable {
     let budgets: BudgetService
     let accessCodes: AccessCodeService
     let accounts: EmailAccountService
+    let secondFactors: SecondFactorService
     let keyRing: SigningKeyRing
     let metrics: LatchkeyMetrics
     let audit: AuditLog
@@ -25,6 +26,7 @@ package struct ConsoleService: Sendable {
         let budget: UserProfile.Budget
         let codes: [AccessCodeRecord]
         let account: EmailAccountRecord?
+        let factors: [MFAFactorsResponse.Factor]
     }
 
     // MARK: Reads
@@ -55,9 +57,10 @@ package struct ConsoleService: Sendable {
         async let budget = self.budgets.budget(ofUser: id)
         async let codes = self.accessCodes.list(ofUser: id)
         async let account = self.accounts.account(userID: id)
+        async let factors = self.secondFactors.factors(userID: id)
         return UserDetail(
             user: user, devices: try await devices, sessions: try await sessions, identities: try await identities, budget: try await budget,
-            codes: try await codes, account: try await account)
+            codes: try await codes, account: try await account, factors: try await factors.factors)
     }
 
     /// What deleting the user `id` ends: its devices, live sessions, identities and access codes.
@@ -115,6 +118,13 @@ package struct ConsoleService: Sendable {
             details: "\(deleted.sessionIDs.count) sessions, \(deleted.accessCodeIDs.count) access codes, \(apple) Apple tokens revoked")
     }
 
+    /// Removes every second factor and recovery code of `user` (a lost authenticator app); their sessions are kept.
+    func resetSecondFactors(ofUser user: String, by actor: AuditActor) async throws {
+        try await self.requireUser(user)
+        let removed = try await self.secondFactors.reset(userID: user)
+        try await self.audit.record(actor, AuditAction.userMFAReset, target: "user \(user)", details: "\(removed) factors removed")
+    }
+
     func revokeCode(_ code: String, by actor: AuditActor) async throws {
         let (record, sessions) = try await self.accessCodes.revoke(id: code)
         try await self.audit.record(
@@ -126,7 +136,7 @@ package struct ConsoleService: Sendable {
         try await self.audit.record(actor, AuditAction.keyRotate, target: "key \(record.kid)")
     }
 
-    /// Records a console sign-in (or the first, with the setup link) or sign-out.
+    /// Records a console sign-in (or the first, with the setup link), sign-out or enrolment.
     func record(_ actor: AuditActor, _ action: String, admin email: String, details: String? = nil) async throws {
         try await self.audit.record(actor, action, target: "admin \(email)", details: details)
     }

@@ -23,6 +23,7 @@ extension ConsoleService {
         self.budgets = services.budgets
         self.accessCodes = services.accessCodes
         self.accounts = services.accounts
+        self.secondFactors = services.secondFactors
         self.keyRing = services.keyRing
         self.metrics = services.metrics
         self.audit = services.audit

@@ -88,7 +88,9 @@ extension LatchkeyServices {
             events: events, accounts: accounts, outboxSender: sender,
             admin: AdminService(
                 store: store, pool: pool, limiter: RateLimiter(store: store, clock: clock), limits: configuration.accountLimits,
-                configuration: configuration.admin, clock: clock, csrfKey: masterKey.derivedKey(purpose: "admin csrf"), logger: logger),
+                configuration: configuration.admin, clock: clock, csrfKey: masterKey.derivedKey(purpose: "admin csrf"), masterKey: masterKey,
+                // The console's factor apart from an app account of the same person in their authenticator app.
+                issuer: (configuration.mfa.issuer ?? email.appName) + " admin", logger: logger),
             secondFactors: SecondFactorService(
                 store: store, sessions: sessions, accounts: accounts, masterKey: masterKey, limiter: RateLimiter(store: store, clock: clock),
                 policy: configuration.mfa, issuer: configuration.mfa.issuer ?? email.appName,

@@ -7,6 +7,7 @@ package struct ResealedSecrets: Sendable, Equatable {
     package var appleRefreshTokens = 0
     package var queuedMails = 0
     package var totpSecrets = 0
+    package var adminTOTPSecrets = 0
 }
 
 /// Why the master key was not rotated; nothing changed.
@@ -15,7 +16,7 @@ package struct MasterKeyRotationError: Error, CustomStringConvertible {
 }
 
 extension SQLLatchkeyStore {
-    /// Replaces every sealed secret — signing keys, Apple refresh tokens, queued mails, TOTP secrets — with `reseal(sealed, context)`,
+    /// Replaces every sealed secret — signing keys, Apple refresh tokens, queued mails, TOTP secrets of users and admins — with `reseal(sealed, context)`,
     /// in one transaction: all or nothing.
     func resealSecrets(_ reseal: @escaping @Sendable (String, String) throws -> String) async throws -> ResealedSecrets {
         try await self.database.patientTransaction { sql in
@@ -50,6 +51,12 @@ extension SQLLatchkeyStore {
                 let sealed = try reseal(try row.string("sealed_secret"), SecondFactorService.sealContext(factorID: id))
                 try await sql.raw("UPDATE mfa_factors SET sealed_secret = \(bind: sealed) WHERE id = \(bind: id)").run()
                 count.totpSecrets += 1
+            }
+            for row in try await sql.raw("SELECT id, sealed_totp_secret FROM admin_accounts WHERE sealed_totp_secret IS NOT NULL").all() {
+                let id = try row.string("id")
+                let sealed = try reseal(try row.string("sealed_totp_secret"), AdminService.sealContext(adminID: id))
+                try await sql.raw("UPDATE admin_accounts SET sealed_totp_secret = \(bind: sealed) WHERE id = \(bind: id)").run()
+                count.adminTOTPSecrets += 1
             }
             return count
         }

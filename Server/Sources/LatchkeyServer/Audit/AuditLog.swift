@@ -80,6 +80,8 @@ public enum AuditAction {
     public static let userMFAReset = "user.mfa.reset"
     /// Support removed an admin's second factor (`latchkey admin mfa-reset`).
     public static let adminMFAReset = "admin.mfa.reset"
+    /// An admin confirmed a TOTP factor in the console.
+    public static let adminMFAEnable = "admin.mfa.enable"
     /// A user confirmed a TOTP factor (the actor is `user:<id>`).
     public static let mfaEnable = "mfa.enable"
     /// A user removed a factor.

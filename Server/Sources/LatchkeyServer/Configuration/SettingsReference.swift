@@ -9,6 +9,8 @@ public enum SettingsReference {
             + "`http.max-connections`); unset: the API's port.",
         "admin.public-url": "The console's absolute URL in the setup links `latchkey admin create` prints; unset: the public URL, or "
             + "`http://<host>:<admin.port>` with a port of its own.",
+        "admin.require-mfa": "Whether every console admin needs a second factor: one without a confirmed authenticator app (TOTP) is sent to "
+            + "enrol right after the password and can do nothing else until done; false: such an admin may enrol from the account page.",
         "admin.secure-cookies": "Whether the console's session cookie is `Secure`; unset: `Secure` when the console's URL is https.",
         "admin.session-lifetime": "Seconds a console session lasts after sign-in, however it is used (300 to 604800).",
         "apple.client-ids": "Sign in with Apple's accepted `aud` values, comma-separated: the app's bundle ID and its Services ID; empty turns Sign "

@@ -261,6 +261,25 @@ enum Migrations {
                 "CREATE INDEX mfa_challenges_expires_at ON mfa_challenges(expires_at)",
             ]
         ),
+        (
+            14,
+            [
+                // An admin's TOTP factor: the secret sealed with the master key (unconfirmed until `totp_confirmed_at`),
+                // and the newest step a code of it was accepted for, so a code is accepted once.
+                "ALTER TABLE admin_accounts ADD COLUMN sealed_totp_secret TEXT",
+                "ALTER TABLE admin_accounts ADD COLUMN totp_confirmed_at DOUBLE PRECISION",
+                "ALTER TABLE admin_accounts ADD COLUMN totp_last_step BIGINT",
+                // An admin's recovery codes, only as salted SHA-256; each used once.
+                """
+                CREATE TABLE admin_recovery_codes (
+                    admin_id TEXT NOT NULL REFERENCES admin_accounts(id) ON DELETE CASCADE, code_hash TEXT NOT NULL, salt TEXT NOT NULL,
+                    created_at DOUBLE PRECISION NOT NULL, used_at DOUBLE PRECISION, PRIMARY KEY (admin_id, code_hash)) {clustered}
+                """,
+                // Whether a console session passed the second step (a code, or the enrolment it confirmed); a session of
+                // an admin with a factor that has not is waiting for the code and can do nothing else.
+                "ALTER TABLE admin_sessions ADD COLUMN mfa_passed INTEGER NOT NULL DEFAULT 0",
+            ]
+        ),
     ]
 
     /// Applies every migration not yet recorded, all in one transaction.
