@@ -4,6 +4,7 @@ import HummingbirdTesting
 import LatchkeyAPI
 import LatchkeyServer
 import LatchkeyTestSupport
+import SQLKit
 import Testing
 
 /// The tests' own authenticator against RFC 6238's published SHA-1 vectors (Appendix B, the last six of the eight
@@ -69,6 +70,23 @@ struct SecondFactorTests {
             let uri = try #require(URLComponents(string: enrolment.otpauthURI))
             #expect(uri.path == "/Acme Auth:\(device.userID)", "\(enrolment.otpauthURI)")
             #expect(uri.queryItems?.first { $0.name == "issuer" }?.value == "Acme Auth")
+        }
+    }
+
+    /// The secret is stored only sealed with the master key: neither the key an app is given nor its text is in the row.
+    @Test func theSecretIsSealedAtRest() async throws {
+        let server = try await TestServer.make()
+        try await server.test(.live) { client in
+            let device = try await client.registerDevice()
+            let enrolment = try await client.enrollTOTP(bearer: device.accessToken).decode(TOTPEnrollmentResponse.self)
+            let stored = try await server.services.database.read { sql in
+                try await sql.raw("SELECT sealed_secret FROM mfa_factors WHERE id = \(bind: enrolment.factorID)").first()?
+                    .decode(column: "sealed_secret", as: String.self)
+            }
+            let sealed = try #require(stored)
+            let key = String(decoding: try TOTPGenerator(secret: enrolment.secret).key, as: UTF8.self)
+            #expect(!sealed.contains(enrolment.secret) && !sealed.contains(key))
+            #expect(Data(base64Encoded: sealed).map { !String(decoding: $0, as: UTF8.self).contains(key) } == true)
         }
     }
 
