@@ -24,6 +24,7 @@ struct PostgresFailureTests {
     static func usersList(database: String) async throws -> CLIRun {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-pg-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
         return try await LatchkeyCLI.run(
             ["users", "list"], masterKey: Self.masterKey, workingDirectory: directory,
             environment: ["LATCHKEY_DATABASE": database, "LATCHKEY_DATABASE_TIMEOUT": "2"])
@@ -110,6 +111,7 @@ struct PostgresFailureTests {
         let port = try ServeCommandTests.freePort()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-pg-serve-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }  // after the server is killed (defers run in reverse)
         let pid = try ProcessRunner.spawn(
             try LatchkeyCLI.executable(), arguments: ["serve", "--port", String(port)],
             environment: LatchkeyCLI.environment([
