@@ -37,11 +37,14 @@ import sys
 import time
 import urllib.error
 import urllib.parse
-import urllib.request
 import uuid
 from typing import Any
 
 import pyotp
+from interop_checks import RESULTS
+from interop_checks import bearer as bearer_header
+from interop_checks import call as shared_call
+from interop_checks import check as shared_check
 
 TIMEOUT = 20  # seconds per HTTP request (a login hashes a password)
 PASSWORD = "correct horse battery staple"
@@ -53,42 +56,20 @@ class CheckFailed(Exception):
     pass
 
 
-failures: list[str] = []
-
-
 def check(condition: bool, message: str) -> None:
-    if condition:
-        print(f"  ok   {message}")
-    else:
-        print(f"  FAIL {message}")
-        failures.append(message)
-
-
-def http(method: str, url: str, body: Any = None, bearer: str | None = None) -> tuple[int, dict[str, str], bytes]:
-    data = None
-    headers = {"Accept": "application/json"}
-    if body is not None:
-        data = json.dumps(body).encode()
-        headers["Content-Type"] = "application/json"
-    if bearer is not None:
-        headers["Authorization"] = f"Bearer {bearer}"
-    request = urllib.request.Request(url, data=data, method=method, headers=headers)
-    try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
-            return response.status, dict(response.headers), response.read()
-    except urllib.error.HTTPError as error:
-        return error.code, dict(error.headers), error.read()
-    except (urllib.error.URLError, OSError) as error:
-        raise CheckFailed(f"{method} {url}: cannot connect: {error}") from error
+    shared_check(message, condition)
 
 
 def call(method: str, url: str, body: Any = None, bearer: str | None = None) -> tuple[int, Any]:
     """The status and the JSON body (None when the body is not JSON)."""
-    status, _, raw = http(method, url, body, bearer)
+    headers = {"Accept": "application/json", **(bearer_header(bearer) if bearer is not None else {})}
     try:
-        return status, json.loads(raw) if raw else None
+        status, answer = shared_call(method, url, headers=headers, json_body=body, timeout=TIMEOUT)
+    except (urllib.error.URLError, OSError) as error:
+        raise CheckFailed(f"{method} {url}: cannot connect: {error}") from error
     except ValueError:
-        return status, None
+        return 0, None  # a JSON content type whose body does not parse: no status to trust
+    return status, None if isinstance(answer, bytes) else answer
 
 
 def expect(method: str, url: str, status: int, body: Any = None, bearer: str | None = None) -> Any:
@@ -228,11 +209,10 @@ if __name__ == "__main__":
     try:
         code = main(sys.argv)
     except CheckFailed as error:
-        print(f"  FAIL {error}")
-        failures.append(str(error))
+        shared_check(str(error), False)
         code = 1
-    if failures:
-        print(f"mfa interop: {len(failures)} check(s) failed")
+    if not all(RESULTS):
+        print(f"mfa interop: {RESULTS.count(False)} check(s) failed")
         code = 1
     elif code == 0:
         print("mfa interop: every check passed")
