@@ -25,7 +25,7 @@ extension AdminService {
     /// The secret the session's admin is enrolling: the one not yet confirmed, else a new one (stored sealed, so a
     /// reload shows the same); nil when the admin has a confirmed factor (a new one only after `latchkey admin mfa-reset`).
     package func enrolment(session: AdminSession) async throws -> AdminEnrolment? {
-        let fresh = try self.masterKey.seal(Data(TOTPSecret.generate().text.utf8), context: Self.sealContext(adminID: session.adminID))
+        let fresh = try TOTPSecret.generate().sealed(with: self.masterKey, context: Self.sealContext(adminID: session.adminID))
         guard let sealed = try await self.store.pendingAdminSecret(adminID: session.adminID, orStore: fresh) else { return nil }
         let secret = try self.openSecret(sealed, adminID: session.adminID)
         return AdminEnrolment(secret: secret.base32, uri: secret.uri(issuer: self.issuer, account: session.email))
@@ -37,7 +37,7 @@ extension AdminService {
     package func confirmEnrolment(code: String, session: AdminSession) async throws -> [String] {
         let codes = RecoveryCode.generateSet()
         let salt = RecoveryCode.makeSalt()
-        let hashes = codes.map { RecoveryCode.hash(RecoveryCode.normalize($0) ?? $0, salt: salt) }
+        let hashes = RecoveryCode.hashes(of: codes, salt: salt)
         let confirmed = try await self.countingCodes(adminID: session.adminID) { () -> Bool? in
             guard let factor = try await self.store.adminTOTP(adminID: session.adminID), factor.confirmedAt == nil else {
                 throw ServiceError.notFound("There is no enrolment to confirm: open the enrolment page again.")
@@ -82,13 +82,8 @@ extension AdminService {
             else { return nil }
             return .totp(step: step)
         }
-        guard let normalized = RecoveryCode.normalize(code), let stored = try await self.store.unusedAdminRecoveryCodes(adminID: adminID) else {
-            return nil
-        }
-        let hash = RecoveryCode.hash(normalized, salt: stored.salt)
-        var matched: String?
-        for candidate in stored.hashes where Secret.constantTimeEquals(candidate, hash) && matched == nil { matched = candidate }
-        return matched.map { .recoveryCode(hash: $0) }
+        guard let stored = try await self.store.unusedAdminRecoveryCodes(adminID: adminID) else { return nil }
+        return RecoveryCode.match(code, salt: stored.salt, among: stored.hashes).map { .recoveryCode(hash: $0) }
     }
 
     /// Runs `check` as one attempt of the admin against `limits.login-failures` (`admin-mfa <id>`): nil (a wrong code)
@@ -105,7 +100,7 @@ extension AdminService {
     }
 
     private func openSecret(_ sealed: String, adminID: String) throws -> TOTPSecret {
-        TOTPSecret(text: String(decoding: try self.masterKey.open(sealed, context: Self.sealContext(adminID: adminID)), as: UTF8.self))
+        try TOTPSecret(sealed: sealed, context: Self.sealContext(adminID: adminID), masterKey: self.masterKey)
     }
 }
 

@@ -33,4 +33,19 @@ enum RecoveryCode {
     static func hash(_ code: String, salt: String) -> String {
         SHA256.hash(data: Data("\(salt):\(code)".utf8)).hexString
     }
+
+    /// The stored forms of a set ``generateSet()`` made.
+    static func hashes(of codes: [String], salt: String) -> [String] {
+        codes.map { Self.hash(Self.normalize($0) ?? $0, salt: salt) }
+    }
+
+    /// The stored hash among `hashes` (one set's unused codes, under `salt`) that `typed` is, or nil. Every hash is
+    /// compared, in constant time, whichever matches.
+    static func match(_ typed: String, salt: String, among hashes: [String]) -> String? {
+        guard let code = Self.normalize(typed) else { return nil }
+        let hash = Self.hash(code, salt: salt)
+        var matched: String?
+        for candidate in hashes where Secret.constantTimeEquals(candidate, hash) && matched == nil { matched = candidate }
+        return matched
+    }
 }

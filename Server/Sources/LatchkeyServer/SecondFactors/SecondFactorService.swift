@@ -35,7 +35,7 @@ package struct SecondFactorService: Sendable {
         let id = UUID().uuidString.lowercased()
         let factor = SecondFactorRecord(
             id: id, userID: token.userID, type: .totp,
-            sealedSecret: try self.masterKey.seal(Data(secret.text.utf8), context: Self.sealContext(factorID: id)), createdAt: self.clock.now())
+            sealedSecret: try secret.sealed(with: self.masterKey, context: Self.sealContext(factorID: id)), createdAt: self.clock.now())
         guard try await self.store.enrollFactor(factor) else { throw ServiceError.factorExists }
         let account = try await self.accounts.account(userID: token.userID)?.email ?? token.userID
         return TOTPEnrollmentResponse(factorID: id, secret: secret.base32, otpauthURI: secret.uri(issuer: self.issuer, account: account))
@@ -53,7 +53,7 @@ package struct SecondFactorService: Sendable {
         let salt = RecoveryCode.makeSalt()
         guard
             try await self.store.confirmFactor(
-                id: factor.id, userID: token.userID, step: step, recoveryHashes: Self.hashes(codes, salt: salt), salt: salt,
+                id: factor.id, userID: token.userID, step: step, recoveryHashes: RecoveryCode.hashes(of: codes, salt: salt), salt: salt,
                 sessionID: token.sessionID, at: self.clock.now())
         else { throw ServiceError.notFound("This factor was confirmed or removed meanwhile.") }
         try await self.audit.record(.user(token.userID), AuditAction.mfaEnable, target: "user \(token.userID)", details: "totp \(factor.id)")
@@ -147,7 +147,7 @@ package struct SecondFactorService: Sendable {
         let result: Result<T, ServiceError> = try await self.limiter.attempting(
             self.policy.failures, key: userID,
             refusal: { resetAt in
-                ServiceError.tooManySecondFactorAttempts(retryAfter: max(1, Int(resetAt.timeIntervalSince(self.clock.now()).rounded(.up))))
+                ServiceError.tooManySecondFactorAttempts(retryAfter: RateLimiter.seconds(until: resetAt, from: self.clock.now()))
             },
             failed: { if case .failure = $0 { true } else { false } }
         ) {
@@ -170,20 +170,16 @@ package struct SecondFactorService: Sendable {
             }
             throw ServiceError.invalidSecondFactorCode
         case .recoveryCode(let text):
-            let stored = try await self.store.unusedRecoveryCodes(ofUser: userID)
-            // Hashed and compared against every unused code whatever the input, so the time says nothing.
-            let hash = RecoveryCode.hash(RecoveryCode.normalize(text) ?? "", salt: stored?.salt ?? "")
-            var matched: String?
-            for candidate in stored?.hashes ?? [] where Secret.constantTimeEquals(candidate, hash) && matched == nil { matched = candidate }
-            guard RecoveryCode.normalize(text) != nil, let matched else { throw ServiceError.invalidSecondFactorCode }
+            guard let stored = try await self.store.unusedRecoveryCodes(ofUser: userID),
+                let matched = RecoveryCode.match(text, salt: stored.salt, among: stored.hashes)
+            else { throw ServiceError.invalidSecondFactorCode }
             return .recoveryCode(hash: matched)
         }
     }
 
     /// The step whose code `code` is for `factor`, newer than its last accepted one.
     private func step(of code: String, for factor: SecondFactorRecord) throws -> Int64 {
-        let secret = TOTPSecret(
-            text: String(decoding: try self.masterKey.open(factor.sealedSecret, context: Self.sealContext(factorID: factor.id)), as: UTF8.self))
+        let secret = try TOTPSecret(sealed: factor.sealedSecret, context: Self.sealContext(factorID: factor.id), masterKey: self.masterKey)
         guard let step = secret.matchingStep(code, at: self.clock.now()), step > (factor.lastStep ?? Int64.min) else {
             throw ServiceError.invalidSecondFactorCode
         }
@@ -229,7 +225,7 @@ package struct SecondFactorService: Sendable {
         let salt = RecoveryCode.makeSalt()
         guard
             try await self.store.replaceRecoveryCodes(
-                userID: token.userID, hashes: Self.hashes(codes, salt: salt), salt: salt, at: self.clock.now())
+                userID: token.userID, hashes: RecoveryCode.hashes(of: codes, salt: salt), salt: salt, at: self.clock.now())
         else { throw ServiceError.notFound("This account has no second factor: set one up with POST /api/v1/mfa/totp first.") }
         try await self.audit.record(.user(token.userID), AuditAction.mfaRecoveryCodesRegenerate, target: "user \(token.userID)")
         return codes
@@ -238,9 +234,5 @@ package struct SecondFactorService: Sendable {
     /// Support: removes every factor and recovery code of the user (sessions are kept); returns how many factors.
     package func reset(userID: String) async throws -> Int {
         try await self.store.resetSecondFactors(userID: userID)
-    }
-
-    private static func hashes(_ codes: [String], salt: String) -> [String] {
-        codes.map { RecoveryCode.hash(RecoveryCode.normalize($0) ?? $0, salt: salt) }
     }
 }

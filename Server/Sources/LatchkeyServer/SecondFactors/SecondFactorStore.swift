@@ -115,10 +115,7 @@ extension SQLLatchkeyStore: SecondFactorStore {
     package func enrollFactor(_ factor: SecondFactorRecord) async throws -> Bool {
         try await self.database.transaction { sql in
             try await Self.serialize(on: "second factors " + factor.userID, sql)
-            let confirmed = try await sql.raw(
-                "SELECT id FROM mfa_factors WHERE user_id = \(bind: factor.userID) AND confirmed_at IS NOT NULL"
-            ).first()
-            guard confirmed == nil else { return false }
+            guard try await !Self.hasConfirmedSecondFactor(userID: factor.userID, on: sql) else { return false }
             try await sql.raw("DELETE FROM mfa_factors WHERE user_id = \(bind: factor.userID) AND confirmed_at IS NULL").run()
             try await sql.raw(
                 """
@@ -248,10 +245,9 @@ extension SQLLatchkeyStore: SecondFactorStore {
             let deleted =
                 try await sql.raw("DELETE FROM mfa_factors WHERE id = \(bind: id) AND user_id = \(bind: userID) RETURNING id").first() != nil
             guard deleted else { return false }
-            let confirmed = try await sql.raw(
-                "SELECT id FROM mfa_factors WHERE user_id = \(bind: userID) AND confirmed_at IS NOT NULL"
-            ).first()
-            if confirmed == nil { try await Self.forgetSecondFactors(userID: userID, on: sql) }
+            if try await !Self.hasConfirmedSecondFactor(userID: userID, on: sql) {
+                try await Self.forgetSecondFactors(userID: userID, on: sql)
+            }
             return true
         }
     }
@@ -268,10 +264,7 @@ extension SQLLatchkeyStore: SecondFactorStore {
     package func replaceRecoveryCodes(userID: String, hashes: [String], salt: String, at time: Date) async throws -> Bool {
         try await self.database.transaction { sql in
             try await Self.serialize(on: "second factors " + userID, sql)
-            let confirmed = try await sql.raw(
-                "SELECT id FROM mfa_factors WHERE user_id = \(bind: userID) AND confirmed_at IS NOT NULL"
-            ).first()
-            guard confirmed != nil else { return false }
+            guard try await Self.hasConfirmedSecondFactor(userID: userID, on: sql) else { return false }
             try await Self.storeRecoveryCodes(userID: userID, hashes: hashes, salt: salt, at: time, on: sql)
             return true
         }

@@ -27,6 +27,16 @@ struct TOTPSecret: Sendable, CustomStringConvertible {
         return TOTPSecret(text: String((0..<32).map { _ in Self.alphabet[Int.random(in: 0..<32, using: &generator)] }))
     }
 
+    /// The secret ``sealed(with:context:)`` sealed with the master key under `context`.
+    init(sealed: String, context: String, masterKey: MasterKey) throws {
+        self.init(text: String(decoding: try masterKey.open(sealed, context: context), as: UTF8.self))
+    }
+
+    /// The form it is stored in: sealed with the master key under `context`.
+    func sealed(with masterKey: MasterKey, context: String) throws -> String {
+        try masterKey.seal(Data(self.text.utf8), context: context)
+    }
+
     /// Never the secret.
     var description: String { "TOTPSecret(redacted)" }
 

@@ -139,9 +139,12 @@ extension SQLLatchkeyStore: SessionStore {
     }
 
     package func hasConfirmedSecondFactor(userID: String) async throws -> Bool {
-        try await self.database.read { sql in
-            try await sql.raw("SELECT id FROM mfa_factors WHERE user_id = \(bind: userID) AND confirmed_at IS NOT NULL").first() != nil
-        }
+        try await self.database.read { sql in try await Self.hasConfirmedSecondFactor(userID: userID, on: sql) }
+    }
+
+    /// Whether the user has a confirmed second factor, inside the caller's transaction.
+    static func hasConfirmedSecondFactor(userID: String, on sql: any SQLDatabase) async throws -> Bool {
+        try await sql.raw("SELECT id FROM mfa_factors WHERE user_id = \(bind: userID) AND confirmed_at IS NOT NULL").first() != nil
     }
 
     package func session(id: String) async throws -> SessionRecord? {
