@@ -52,7 +52,7 @@ public struct AuthenticationMethod: OpenWireValue, CaseIterable {
     /// A single-use recovery code.
     public static let recovery = AuthenticationMethod(rawValue: "recovery")
     public static let allCases: [AuthenticationMethod] = [
-        .device, .hardwareKey, .password, .email, .apple, .federated, .accessCode, .otp, .recovery,
+        .device, .hardwareKey, .password, .email, .apple, .federated, .accessCode, .otp, .recovery, .user,
     ]
 }
 
