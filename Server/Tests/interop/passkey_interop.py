@@ -374,13 +374,13 @@ def check_options(server: Server, peer: Peer, pair: dict) -> None:
           parsed.user.name == pair["user_id"] and parsed.user.display_name == pair["user_id"],
           f"{parsed.user.name!r} / {parsed.user.display_name!r}")
     check("register/options: a 32-byte challenge", len(parsed.challenge) == 32, f"{len(parsed.challenge)} bytes")
-    algs = {p.alg for p in parsed.pub_key_cred_params}
+    algs = {int(p.alg) for p in parsed.pub_key_cred_params}
     check("register/options: pubKeyCredParams ES256, EdDSA and RS256", algs >= {ES256, EDDSA, RS256}, str(sorted(algs)))
     selection = parsed.authenticator_selection
     check("register/options: residentKey required, userVerification required",
           selection is not None and selection.resident_key == "required" and selection.user_verification == "required",
-          f"{selection}")
-    check("register/options: attestation none", parsed.attestation == "none", str(parsed.attestation))
+          str(options.get("authenticatorSelection")))
+    check("register/options: attestation none", parsed.attestation == "none", repr(options.get("attestation")))
     check("register/options: no excludeCredentials before the first passkey", not parsed.exclude_credentials)
     check("register/options: a timeout in milliseconds", isinstance(options.get("timeout"), int) and options["timeout"] >= 1000,
           repr(options.get("timeout")))
@@ -394,7 +394,7 @@ def check_options(server: Server, peer: Peer, pair: dict) -> None:
     check("authenticate/options: empty allowCredentials (discoverable credentials)", not parsed.allow_credentials)
     check("authenticate/options: a 32-byte challenge", len(parsed.challenge) == 32)
     check("authenticate/options: userVerification required", parsed.user_verification == "required",
-          str(parsed.user_verification))
+          repr(options.get("userVerification")))
 
 
 def check_registration(server: Server, peer: Peer, pair: dict, handle: bytes) -> Credential:
