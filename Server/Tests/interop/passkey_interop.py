@@ -42,8 +42,10 @@ What it does, as an app's passkey flow would (Bearer: a device user's session fr
      signature) nor the session's tokens is in the server's log.
 
 Not here: an expired challenge (the run does not sleep to wait for time to pass, and the live server's challenge
-lifetime stays long enough for the browser suite): the Swift tests cover expiry with an injected clock. Nor
-404 passkeys_disabled (the live server has passkeys on): the Swift tests cover it.
+lifetime stays long enough for the browser suite): the Swift tests cover expiry with an injected clock
+(PasskeyRegistrationRuleTests.aRegistrationChallengeExpires, PasskeySignInRuleTests.aSignInChallengeExpires: accepted
+a second before passkeys.challenge-lifetime, refused a second after). Nor 404 passkeys_disabled (the live server has
+passkeys on): the Swift tests cover it (PasskeySettingsTests).
 
 Needs the standard library, webauthn, cbor2 and cryptography (installed by scripts/test into a throwaway venv).
 Prints one PASS/FAIL line per check (never a token or a key) and exits 1 when any check failed.
