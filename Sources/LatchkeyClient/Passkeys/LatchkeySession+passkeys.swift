@@ -4,7 +4,7 @@ import LatchkeyAPI
 extension LatchkeySession {
     /// Starts adding a passkey to the signed-in user (`POST /api/v1/passkeys/register/options`): the server answers with
     /// a single-use challenge and the options an authenticator takes (the relying party, the user handle, the user's
-    /// passkeys to exclude). Create the credential with them, then pass it with ``PasskeyRegistrationOptionsResponse/challengeID``
+    /// passkeys to exclude). Create the credential with them, then pass it with `challengeID`
     /// to ``finishPasskeyRegistration(_:)``, from this same session.
     ///
     /// On Apple platforms `registerPasskey(name:presentationAnchor:)` does all three steps; this call and

@@ -16,7 +16,7 @@ extension LatchkeySession {
     /// It runs ``passkeyRegistrationOptions()``, an `ASAuthorizationPlatformPublicKeyCredentialProvider` registration
     /// request for the server's relying party (`passkeys.rp-id`) with its challenge, user and the user's passkeys to
     /// exclude, then ``finishPasskeyRegistration(_:)``. The app needs the Associated Domains entitlement
-    /// `webcredentials:<rp-id>` and the server its `passkeys.apple-app-ids` (see <doc:Passkeys>).
+    /// `webcredentials:<rp-id>` and the server its `passkeys.apple-app-ids` (see <doc:UsingPasskeys>).
     ///
     /// - Parameters:
     ///   - name: what the person calls the passkey in the app's list ("iPhone"); at most 64 characters, the server's
@@ -63,7 +63,7 @@ extension LatchkeySession {
     ///     sign in for both. Without it (the default), a device without a passkey offers one from a nearby device
     ///     (a QR code), and closing the sheet is `passkey_cancelled`.
     /// - Throws: ``LatchkeyError/rejected(_:)`` with `passkey_cancelled`, `no_passkey_credentials` or
-    ///   `passkey_not_associated` (see ``ErrorCode/passkeyNotAssociated``), the errors of ``passkeyAuthenticationOptions()``
+    ///   `passkey_not_associated` (see `ErrorCode.passkeyNotAssociated`), the errors of ``passkeyAuthenticationOptions()``
     ///   and ``finishPasskeySignIn(_:)`` (``LatchkeyError/mfaRequired(_:)`` among them), `CancellationError` when the
     ///   calling task is cancelled, and any other `ASAuthorizationError` as AuthenticationServices reported it.
     @discardableResult

@@ -5,7 +5,7 @@ import LatchkeyAPI
 
 /// One AuthenticationServices request for a platform passkey, run to its end: the controller's delegate, answering
 /// with the credential as the server's JSON. What it converts and how it reads failures are plain code beside it
-/// (``RegistrationResponseJSON``'s and ``AuthenticationResponseJSON``'s initializers, ``PasskeyAuthorizationFailure``).
+/// (`RegistrationResponseJSON`'s and `AuthenticationResponseJSON`'s initializers, `PasskeyAuthorizationFailure`).
 @MainActor
 final class PasskeyAuthorization: NSObject, ASAuthorizationControllerDelegate {
     /// A credential, converted where the system handed it over.
@@ -123,7 +123,7 @@ final class PasskeyAuthorization: NSObject, ASAuthorizationControllerDelegate {
     }
 
     /// The error to throw for what the controller reported: one of the SDK's passkey codes when the app can act on it
-    /// (see ``PasskeyAuthorizationFailure``), else the system's error as it came.
+    /// (see `PasskeyAuthorizationFailure`), else the system's error as it came.
     private nonisolated static func failure(_ error: any Error, onlyImmediatelyAvailable: Bool) -> any Error {
         guard let error = error as? ASAuthorizationError else { return error }
         let underlying = error.userInfo[NSUnderlyingErrorKey] as? any Error

@@ -10,7 +10,7 @@ extension ErrorCode {
     public static let noPasskeyCredentials = ErrorCode(rawValue: "no_passkey_credentials")
     /// The SDK's own: the system refused the request because the app is not associated with the relying party's domain
     /// (Associated Domains' `webcredentials:` entry, or the server's `apple-app-site-association` file). A setup
-    /// problem; ``LatchkeyError/Details/message`` keeps the system's words, which name the app and the domain.
+    /// problem; the error details' `message` keeps the system's words, which name the app and the domain.
     public static let passkeyNotAssociated = ErrorCode(rawValue: "passkey_not_associated")
 }
 

@@ -5,7 +5,7 @@ extension LatchkeySession {
     /// Starts a sign-in with a passkey (`POST /api/v1/passkeys/authenticate/options`, no credentials): the server
     /// answers with a single-use challenge and the options an authenticator takes. `allowCredentials` is empty: the
     /// authenticator offers the passkeys it holds for the relying party, so no user is named before the person picks one.
-    /// Get an assertion with them, then pass it with ``PasskeyAuthenticationOptionsResponse/challengeID`` to
+    /// Get an assertion with them, then pass it with `challengeID` to
     /// ``finishPasskeySignIn(_:)``.
     ///
     /// On Apple platforms `signInWithPasskey(presentationAnchor:preferImmediatelyAvailableCredentials:)` does both steps.
@@ -30,7 +30,7 @@ extension LatchkeySession {
     ///
     /// The request carries a proof of the device key (when ``Configuration/usesDeviceKey`` is on), which binds the
     /// session to it, and this install's device UUID as `device_id`, which makes this device one of the user's (its
-    /// ``UserProfile/devices``); `deviceID` in `authentication` is replaced by it. The one exception: while this install
+    /// `UserProfile.devices`); `deviceID` in `authentication` is replaced by it. The one exception: while this install
     /// is signed in as its own device user (``registerDevice()``'s session), its device belongs to that user and the server
     /// would refuse to move it, so no `device_id` is sent and the device stays that user's.
     ///
