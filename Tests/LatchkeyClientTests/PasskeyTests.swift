@@ -118,13 +118,14 @@ import Testing
         #expect(await session.state == .signedIn(signedIn))
     }
 
-    @Test func withoutADeviceKeyTheSignInCarriesNoProof() async throws {
-        let fixture = Fixture { _ in .json(200, Samples.pair(1, userID: "passkey-user")) }
+    @Test func withoutADeviceKeyTheSignInCarriesNoProofAndKeepsTheNewDevicesSecret() async throws {
+        let fixture = Fixture { _ in .json(200, Samples.pair(1, userID: "passkey-user", secret: "device-secret-1")) }
         let session = fixture.session { $0.usesDeviceKey = false }
         try await session.finishPasskeySignIn(PasskeyAuthenticationRequest(challengeID: "c", credential: Self.assertion))
         let sent = try #require(fixture.transport.requests.first)
         #expect(sent.header(DPoPProof.header) == nil)
         #expect(sent.jsonObject()?["device_id"] as? String == fixture.defaults.string(forKey: "latchkey.device-id")?.lowercased())
+        #expect(try fixture.store.load()?.deviceSecret == "device-secret-1")
     }
 
     @Test func signedInAsItsOwnDeviceUserTheInstallKeepsItsDeviceAndSendsNoDeviceID() async throws {

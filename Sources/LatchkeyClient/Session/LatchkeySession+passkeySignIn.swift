@@ -62,7 +62,8 @@ extension LatchkeySession {
         var request = try LatchkeyRequest.post("/api/v1/passkeys/authenticate", json: body, auth: .none)
         request.provesDevice = true
         let pair = try await self.send(request, decoding: TokenPairResponse.self, hiding: [])
-        return try self.begin(self.storedSession(from: pair), registeredDevice: body.deviceID != nil)
+        // A device that joined without a key gets a secret, as at register-device: kept to register it again later.
+        return try self.begin(self.storedSession(from: pair), deviceSecret: pair.deviceSecret, registeredDevice: body.deviceID != nil)
     }
 
     /// This install's device UUID, to join the user a passkey signs in; `nil` while the session in use is this device's
