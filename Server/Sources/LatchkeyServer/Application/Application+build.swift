@@ -50,7 +50,7 @@ package func buildAPI(services: LatchkeyServices) -> (router: Router<LatchkeyReq
         trustedProxies: limits.trustedProxies
     ).add(to: api)
     PasskeyRoutes(
-        passkeys: services.passkeys, verifier: verifier, dpop: dpop, limiter: limiter, trustedProxies: limits.trustedProxies
+        passkeys: services.passkeys, verifier: verifier, dpop: dpop, limiter: limiter, limits: limits
     ).add(to: api)
     UsageRoutes(budgets: services.budgets).add(to: api)
     EventRoutes(hub: services.events, verifier: verifier, limiter: limiter, limits: limits, configuration: configuration.events).add(to: api)

@@ -39,7 +39,8 @@ public struct RateLimitPolicy: Sendable, Equatable {
 /// session: many phones share one carrier IP), `refresh-failures.*` (60 failed refreshes per 300 s per client
 /// IP), `sign-in.*` (Sign in with Apple and token exchange: 30 per 300 s per client IP), `trusted-proxies`
 /// (comma-separated IP addresses whose `X-Forwarded-For` is believed, and which may ask `GET /api/v1/authorize`),
-/// `guest-per-network` (admitted guest actions on metered routes per client per day, across device IDs: 50; 0 is off).
+/// `guest-per-network` (admitted guest actions on metered routes per client per day, across device IDs: 50; 0 is off),
+/// `passkeys.*` (the passkey options routes and sign-ins together: 60 per 300 s per client IP).
 /// Client IPs are counted per address for IPv4 and per /64 network for IPv6.
 /// Every attempt counts, whatever its answer, except on refresh (see ``refresh`` and ``refreshFailures``).
 public struct AbuseLimits: Sendable, Equatable {
@@ -66,6 +67,9 @@ public struct AbuseLimits: Sendable, Equatable {
     /// per client — an IPv4 address or an IPv6 /64 — per day, whatever device IDs they name: a guest's meter is per
     /// device, and device IDs are the client's to make up. `limits.guest-per-network` (0 switches it off).
     public var guestPerNetwork = RateLimitPolicy(name: "guest-per-network", limit: 50, window: 86_400)
+    /// `POST /api/v1/passkeys/register/options`, `POST /api/v1/passkeys/authenticate/options` and
+    /// `POST /api/v1/passkeys/authenticate` together, per client IP: each ceremony's options store a challenge.
+    public var passkeys = RateLimitPolicy(name: "passkeys", limit: 60, window: 300)
     /// Peers whose `X-Forwarded-For` header names the client; nobody else's is believed.
     public var trustedProxies: Set<String> = []
 
@@ -76,7 +80,7 @@ public struct AbuseLimits: Sendable, Equatable {
         var limits = AbuseLimits()
         for keyPath in [
             \AbuseLimits.registerDevice, \.registerUser, \.guest, \.accessCodeExchange, \.refresh, \.refreshFailures, \.signIn, \.assets, \.events,
-            \.guestPerNetwork,
+            \.guestPerNetwork, \.passkeys,
         ] {
             limits[keyPath: keyPath].limit = 0
         }
@@ -94,6 +98,7 @@ public struct AbuseLimits: Sendable, Equatable {
         self.signIn = defaults.signIn.reading(reader)
         self.assets = defaults.assets.reading(reader)
         self.events = defaults.events.reading(reader)
+        self.passkeys = defaults.passkeys.reading(reader)
         self.guestPerNetwork.limit = reader.int(forKey: "guest-per-network", default: defaults.guestPerNetwork.limit)
         self.trustedProxies = Set(reader.stringArray(forKey: "trusted-proxies", default: []))
     }

@@ -1,7 +1,7 @@
 import Configuration
 import Foundation
 
-/// Passkeys (`passkeys.*`, and `limits.passkeys`).
+/// Passkeys (`passkeys.*`; their abuse limit is `limits.passkeys`, in ``AbuseLimits``).
 ///
 /// - `passkeys.rp-id`: the relying party ID, the domain passkeys are made for (`example.com`); unset, passkeys are off and
 ///   every passkey route answers 404 `passkeys_disabled`
@@ -11,7 +11,6 @@ import Foundation
 /// - `passkeys.user-verification`: `required` (default) or `preferred`
 /// - `passkeys.challenge-lifetime`: seconds a ceremony's challenge may be answered (300)
 /// - `passkeys.timeout`: seconds the options tell the authenticator to wait (300; sent in milliseconds)
-/// - `limits.passkeys.limit`/`.window`: the options routes and sign-ins together per client IP (60 per 300 s; 0 is off)
 public struct PasskeyConfiguration: Sendable, Equatable {
     /// Whether an assertion without user verification (no Face ID, no PIN) is refused or let in as one factor.
     public enum UserVerification: String, Sendable, Equatable {
@@ -28,14 +27,12 @@ public struct PasskeyConfiguration: Sendable, Equatable {
     public var userVerification = UserVerification.required
     public var challengeLifetime: TimeInterval = 300
     public var timeout: TimeInterval = 300
-    /// Options and sign-ins per client IP.
-    public var limit = RateLimitPolicy(name: "passkeys", limit: 60, window: 300)
     /// Values that could not be read (``problems`` lists them).
     private var unreadable: [String] = []
 
     public init() {}
 
-    init(reader: ConfigReader, limits: ConfigReader) {
+    init(reader: ConfigReader) {
         let defaults = Self()
         self.rpID = reader.string(forKey: "rp-id")
         self.rpName = reader.string(forKey: "rp-name")
@@ -49,7 +46,6 @@ public struct PasskeyConfiguration: Sendable, Equatable {
         }
         self.challengeLifetime = reader.double(forKey: "challenge-lifetime", default: defaults.challengeLifetime)
         self.timeout = reader.double(forKey: "timeout", default: defaults.timeout)
-        self.limit = defaults.limit.reading(limits)
     }
 
     /// Passkeys are on once the relying party ID is set.

@@ -10,7 +10,7 @@ struct PasskeyRoutes {
     let verifier: AccessTokenVerifier
     let dpop: DPoPVerifier
     let limiter: RateLimiter
-    let trustedProxies: Set<String>
+    let limits: AbuseLimits
 
     /// Every kind of token but a guest's: a user's own.
     static let userKinds: Set<TokenKind> = [.session, .accessCode, .external]
@@ -19,7 +19,7 @@ struct PasskeyRoutes {
 
     private var limited: RouteRequirement<LatchkeyRequestContext> {
         .limited(
-            by: self.passkeys.configuration.limit, limiter: self.limiter, trustedProxies: self.trustedProxies,
+            by: self.limits.passkeys, limiter: self.limiter, trustedProxies: self.limits.trustedProxies,
             counting: "requests (both options routes and sign-ins together)")
     }
 
