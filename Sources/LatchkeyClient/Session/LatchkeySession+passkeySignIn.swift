@@ -45,8 +45,9 @@ extension LatchkeySession {
     /// - Throws: ``LatchkeyError/rejected(_:)`` `invalid_passkey` (400) when the assertion does not verify (signature,
     ///   counter, origin, relying party) or its challenge is unknown, used or expired (the challenge is spent either way:
     ///   start again); `unknown_credential` (401) when the server knows no such passkey, or its user is deleted or
-    ///   disabled; `device_id_claimed` (409) when this device belongs to another user; `passkeys_disabled`;
-    ///   ``LatchkeyError/mfaRequired(_:)``; and the errors of ``send(_:)``.
+    ///   disabled; `device_id_claimed` (409) when this device belongs to another user (this install registered it as its
+    ///   own device user, then signed out: sign in with ``registerDevice()`` first, or ``resetDeviceIdentity()``);
+    ///   `passkeys_disabled`; ``LatchkeyError/mfaRequired(_:)``; and the errors of ``send(_:)``.
     @discardableResult
     public func finishPasskeySignIn(_ authentication: PasskeyAuthenticationRequest) async throws -> AuthSession {
         let credential = authentication.credential
