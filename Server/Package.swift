@@ -239,6 +239,8 @@ let package = Package(
             name: "LatchkeyClientEndToEndTests",
             dependencies: [
                 "LatchkeyTestSupport",
+                // A software passkey authenticator, in place of iCloud Keychain, for the SDK's passkey data calls.
+                "LatchkeyPasskeyPeer",
                 .product(name: "LatchkeyClient", package: "latchkey"),
                 .product(name: "LatchkeyAPI", package: "latchkey"),
                 "LatchkeyServer",

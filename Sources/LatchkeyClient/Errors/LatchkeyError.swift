@@ -46,7 +46,8 @@ public enum LatchkeyError: Error, Sendable, Equatable, CustomStringConvertible, 
     /// A sign-in proved its first factor, and the user has a second one (403 `mfa_required`): no session started, and the
     /// one in use is kept. Ask for a code and finish with ``LatchkeySession/completeSignIn(_:code:)`` or
     /// ``LatchkeySession/completeSignIn(_:recoveryCode:)``. Thrown by ``LatchkeySession/signIn(email:password:)``,
-    /// `signInWithApple` and ``LatchkeySession/exchangeExternalToken(_:)``.
+    /// `signInWithApple`, ``LatchkeySession/exchangeExternalToken(_:)``, and a passkey sign-in whose authenticator did not
+    /// verify the person (``LatchkeySession/finishPasskeySignIn(_:)``, `signInWithPasskey`).
     case mfaRequired(MFAChallenge)
     /// The request was refused: the server answered 4xx (401 after a refresh, 403, 404, 409, …), or the SDK refused an
     /// answer for the request's purpose (an access code for another device). ``Details/code`` says which refusal.

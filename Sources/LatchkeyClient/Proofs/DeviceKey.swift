@@ -91,17 +91,3 @@ public struct DeviceKey: Sendable, Equatable, CustomStringConvertible, CustomDeb
     /// A mirror that shows only ``description``.
     public var customMirror: Mirror { Mirror(self, children: ["key": self.description]) }
 }
-
-/// Base64url without padding (RFC 4648 §5).
-enum Base64URL {
-    static func encode(_ data: some DataProtocol) -> String {
-        Data(data).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-
-    static func decode(_ text: some StringProtocol) -> Data? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        return Data(base64Encoded: base64)
-    }
-}

@@ -39,6 +39,15 @@ public struct LatchkeyRequest: Sendable, Equatable {
         LatchkeyRequest(
             method: "POST", path: path, headers: ["Content-Type": "application/json"], body: try JSONEncoder().encode(body), auth: auth)
     }
+
+    /// `id` (of a factor, a passkey…) as one segment of a path: it must not name another route. Throws
+    /// ``LatchkeyError/invalidRequest(_:)`` ("… is not a `kind` ID") otherwise.
+    static func pathSegment(_ id: String, naming kind: String) throws -> String {
+        guard !id.isEmpty, id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else {
+            throw LatchkeyError.invalidRequest("\(id) is not a \(kind) ID")
+        }
+        return id
+    }
 }
 
 /// A successful (2xx) response of ``LatchkeySession/send(_:)``.

@@ -36,8 +36,8 @@ extension LatchkeySession {
     ///   many wrong codes, and the errors of ``send(_:)``. No error text contains the code.
     public func confirmTOTP(factorID: String, code: String) async throws -> [String] {
         let code = code.trimmingCharacters(in: .whitespacesAndNewlines)
-        var request = try LatchkeyRequest.post(
-            "/api/v1/mfa/totp/\(try Self.factorPathSegment(factorID))/confirm", json: MFACodeRequest(code: code), auth: .bearer)
+        let path = "/api/v1/mfa/totp/\(try LatchkeyRequest.pathSegment(factorID, naming: "factor"))/confirm"
+        var request = try LatchkeyRequest.post(path, json: MFACodeRequest(code: code), auth: .bearer)
         request.provesDevice = true
         let codes = try await self.send(request, decoding: RecoveryCodesResponse.self, hiding: [code]).recoveryCodes
         _ = try? await self.refresh()
@@ -58,7 +58,8 @@ extension LatchkeySession {
     ///   ``stepUp(code:)``), `not_found` for an unknown factor, ``LatchkeyError/invalidRequest(_:)`` without sending
     ///   anything for an ID that cannot be a path segment, and the errors of ``send(_:)``.
     public func removeFactor(id: String) async throws {
-        var request = LatchkeyRequest(method: "DELETE", path: "/api/v1/mfa/factors/\(try Self.factorPathSegment(id))", auth: .bearer)
+        let path = "/api/v1/mfa/factors/\(try LatchkeyRequest.pathSegment(id, naming: "factor"))"
+        var request = LatchkeyRequest(method: "DELETE", path: path, auth: .bearer)
         request.provesDevice = true
         _ = try await self.send(request)
     }
@@ -72,13 +73,5 @@ extension LatchkeySession {
         var request = LatchkeyRequest(method: "POST", path: "/api/v1/mfa/recovery-codes", auth: .bearer)
         request.provesDevice = true
         return try await self.send(request, decoding: RecoveryCodesResponse.self).recoveryCodes
-    }
-
-    /// `id` as one segment of a path: it must not name another route.
-    private static func factorPathSegment(_ id: String) throws -> String {
-        guard !id.isEmpty, id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else {
-            throw LatchkeyError.invalidRequest("\(id) is not a factor ID")
-        }
-        return id
     }
 }

@@ -18,7 +18,7 @@ enum UnverifiedJWT {
     static func payload(of token: String) -> Data? {
         let parts = token.split(separator: ".")
         guard parts.count == 3 else { return nil }
-        return Base64URL.decode(parts[1])
+        return Base64URL.decode(String(parts[1])).map { Data($0) }
     }
 
     /// The `aal` and `amr` claims (issue 32), when the token is a JWT; each `nil` when it does not have it.
