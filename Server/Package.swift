@@ -28,6 +28,9 @@ let package = Package(
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.8.0"),
         .package(url: "https://github.com/swift-extras/swift-extras-base64.git", from: "1.2.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        // X.509 for the leaf certificate of WebAuthn "packed" attestation (and SwiftASN1 to read it from DER).
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
         .package(url: "https://github.com/vapor/sql-kit.git", from: "3.36.0"),
         .package(url: "https://github.com/vapor/sqlite-kit.git", from: "4.5.2"),
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
@@ -92,6 +95,20 @@ let package = Package(
         ),
         // QR codes (ISO/IEC 18004, byte mode) rendered as inline SVG, for the console's TOTP enrolment: no dependencies.
         .target(name: "LatchkeyQR", swiftSettings: swiftSettings),
+        // A strict, bounded CBOR (RFC 8949) decoder and a small encoder, for WebAuthn and App Attest: no dependencies.
+        .target(name: "LatchkeyCBOR", swiftSettings: swiftSettings),
+        // WebAuthn Level 3 registration and assertion checks (§7.1, §7.2): COSE keys, "none" and "packed" attestation.
+        .target(
+            name: "LatchkeyWebAuthn",
+            dependencies: [
+                "LatchkeyCBOR",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "LatchkeyServer",
             dependencies: [
@@ -147,6 +164,34 @@ let package = Package(
             dependencies: ["LatchkeyServer", "LatchkeySigV4"],
             path: "Tests/LatchkeyS3Peer",
             swiftSettings: swiftSettings
+        ),
+        // A software passkey authenticator (ES256, Ed25519, RS256; "none" and "packed" attestation) making real
+        // registrations and assertions, for the WebAuthn, server and SDK tests: nothing of the server.
+        .target(
+            name: "LatchkeyPasskeyPeer",
+            dependencies: [
+                "LatchkeyCBOR",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            path: "Tests/LatchkeyPasskeyPeer",
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "LatchkeyCBORTests", dependencies: ["LatchkeyCBOR"], swiftSettings: testSwiftSettings),
+        .testTarget(
+            name: "LatchkeyWebAuthnTests",
+            dependencies: [
+                "LatchkeyWebAuthn",
+                "LatchkeyCBOR",
+                "LatchkeyPasskeyPeer",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: testSwiftSettings
         ),
         .testTarget(
             name: "LatchkeySigV4Tests",
