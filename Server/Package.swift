@@ -113,6 +113,7 @@ let package = Package(
             name: "LatchkeyServer",
             dependencies: [
                 "LatchkeySigV4",
+                "LatchkeyWebAuthn",
                 "LatchkeyPasswords",
                 "LatchkeySMTP",
                 "LatchkeyQR",
@@ -221,6 +222,8 @@ let package = Package(
             dependencies: [
                 "LatchkeySigV4",
                 "LatchkeyS3Peer",
+                // A software passkey authenticator for the passkey routes' tests.
+                "LatchkeyPasskeyPeer",
                 "LatchkeyTestSupport",
                 "LatchkeyServer",
                 .product(name: "LatchkeyAPI", package: "latchkey"),

@@ -72,6 +72,7 @@ import Testing
                 let method = HTTPRequest.Method(String(parts[0]))!
                 let path = String(parts[1]).replacingOccurrences(of: "{provider}", with: "apple")
                     .replacingOccurrences(of: "{factor_id}", with: UUID().uuidString.lowercased())
+                    .replacingOccurrences(of: "{id}", with: UUID().uuidString.lowercased())
                 // `send` checks status, headers and body against the document too.
                 let answer = try await client.send(method, path, json: method == .post ? "{}" : nil)
                 #expect(statuses.contains(String(answer.status.code)), "\(operation) answered \(answer.status.code), documented: \(statuses)")

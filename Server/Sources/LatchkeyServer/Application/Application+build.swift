@@ -28,6 +28,9 @@ package func buildAPI(services: LatchkeyServices) -> (router: Router<LatchkeyReq
     let (limiter, limits, dpop, verifier) = (services.rateLimiter, configuration.limits, services.dpop, services.verifier)
     HealthRoutes(database: services.database, readiness: services.readiness).add(to: api)
     DiscoveryRoutes(keyRing: services.keyRing, verifier: verifier, issuer: services.issuer).add(to: api)
+    // The association file's sections, each from the feature that needs it: passkeys' apps while passkeys are on.
+    let passkeys = configuration.passkeys
+    AppleAppSiteAssociationRoutes(document: .init(webcredentials: passkeys.isEnabled ? .init(apps: passkeys.appleAppIDs) : nil)).add(to: api)
     UserRoutes(users: services.users, sessions: services.sessions, verifier: verifier, dpop: dpop, limiter: limiter, limits: limits).add(to: api)
     DeviceRoutes(devices: services.devices, dpop: dpop, limiter: limiter, limits: limits).add(to: api)
     GuestRoutes(guests: services.guests, limiter: limiter, limits: limits).add(to: api)
@@ -45,6 +48,9 @@ package func buildAPI(services: LatchkeyServices) -> (router: Router<LatchkeyReq
     SecondFactorRoutes(
         secondFactors: services.secondFactors, verifier: verifier, dpop: dpop, limiter: limiter, policy: configuration.mfa,
         trustedProxies: limits.trustedProxies
+    ).add(to: api)
+    PasskeyRoutes(
+        passkeys: services.passkeys, verifier: verifier, dpop: dpop, limiter: limiter, trustedProxies: limits.trustedProxies
     ).add(to: api)
     UsageRoutes(budgets: services.budgets).add(to: api)
     EventRoutes(hub: services.events, verifier: verifier, limiter: limiter, limits: limits, configuration: configuration.events).add(to: api)

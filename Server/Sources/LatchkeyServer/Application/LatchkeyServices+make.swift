@@ -64,6 +64,7 @@ extension LatchkeyServices {
         }
         let pool = PasswordHashingPool(
             hasher: try PasswordHasher(algorithm: email.hashAlgorithm), threads: email.hashingThreads, queueLimit: email.queueLimit)
+        let audit = AuditLog(store: store, clock: clock, logger: logger)
         let accounts = EmailAccountService(
             store: store, pool: pool,
             sessions: sessions, limiter: RateLimiter(store: store, clock: clock), limits: configuration.accountLimits,
@@ -94,7 +95,10 @@ extension LatchkeyServices {
             secondFactors: SecondFactorService(
                 store: store, sessions: sessions, accounts: accounts, masterKey: masterKey, limiter: RateLimiter(store: store, clock: clock),
                 policy: configuration.mfa, issuer: configuration.mfa.issuer ?? email.appName,
-                audit: AuditLog(store: store, clock: clock, logger: logger), clock: clock, logger: logger),
+                audit: audit, clock: clock, logger: logger),
+            passkeys: PasskeyService(
+                configuration: configuration.passkeys, rpName: configuration.passkeys.rpName ?? email.appName, store: store, sessions: sessions,
+                accounts: accounts, audit: audit, clock: clock, logger: logger),
             logger: logger)
     }
 }

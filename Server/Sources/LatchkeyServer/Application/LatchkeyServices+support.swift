@@ -45,7 +45,7 @@ extension LatchkeyServices {
             throw ConfigurationError(description: problem)
         }
         if let problem = configuration.storage.problems.first ?? configuration.events.problems.first ?? configuration.email.problems.first
-            ?? configuration.admin.problems.first
+            ?? configuration.admin.problems.first ?? configuration.passkeys.problems.first
         {
             throw ConfigurationError(description: problem)
         }

@@ -90,6 +90,14 @@ public enum AuditAction {
     public static let mfaRecoveryCodeUse = "mfa.recovery_code.use"
     /// A user replaced their recovery codes.
     public static let mfaRecoveryCodesRegenerate = "mfa.recovery_codes.regenerate"
+    /// A user added a passkey (the actor is `user:<id>`; the details name the passkey's ID, never its credential).
+    public static let passkeyAdd = "passkey.add"
+    /// A passkey was removed: by its user (`user:<id>`) or by support (`admin:<email>`, `cli:<login>`).
+    public static let passkeyRemove = "passkey.remove"
+    /// A user signed in with a passkey.
+    public static let passkeySignIn = "passkey.sign_in"
+    /// An assertion's signature counter did not increase: the passkey may have been cloned (refused).
+    public static let passkeyCloneSuspected = "passkey.clone_suspected"
     /// A session was started from an access code (support's own door: never gated by a second factor).
     public static let accessCodeExchange = "access_code.exchange"
 }

@@ -53,6 +53,7 @@ import Logging
 ///   (on PostgreSQL it also reads them when notified, at once)
 /// - `apple.*`: Sign in with Apple; see ``AppleConfiguration``
 /// - `providers.*`: third-party identity providers (Clerk, any OIDC issuer); see ``IdentityProviderConfiguration``
+/// - `passkeys.*` and `limits.passkeys`: passkeys (WebAuthn), off until `passkeys.rp-id` is set; see ``PasskeyConfiguration``
 /// - `log-level` (`LATCHKEY_LOG_LEVEL`, default `info`)
 public struct LatchkeyConfiguration: Sendable {
     public var host: String = "127.0.0.1"
@@ -137,6 +138,8 @@ public struct LatchkeyConfiguration: Sendable {
     public var accountLimits = AccountLimits()
     /// Second factors: `mfa.*`, `limits.mfa-failures`, `limits.mfa-verify`.
     public var mfa = SecondFactorPolicy()
+    /// Passkeys: `passkeys.*`, `limits.passkeys`.
+    public var passkeys = PasskeyConfiguration()
     /// The admin console (`admin.*`).
     public var admin = AdminConfiguration()
     /// What was wrong with `providers.*`; ``LatchkeyServices`` refuses to start with any.
@@ -203,6 +206,7 @@ public struct LatchkeyConfiguration: Sendable {
         self.email = EmailConfiguration(reader: reader)
         self.accountLimits = AccountLimits(reader: reader.scoped(to: "limits"))
         self.mfa = SecondFactorPolicy(reader: reader.scoped(to: "mfa"), limits: reader.scoped(to: "limits"))
+        self.passkeys = PasskeyConfiguration(reader: reader.scoped(to: "passkeys"), limits: reader.scoped(to: "limits"))
         self.admin = AdminConfiguration(reader: reader.scoped(to: "admin"))
         (self.identityProviders, self.invalidProviders) = IdentityProviderConfiguration.providers(reader: reader.scoped(to: "providers"))
         self.logLevel = reader.string(forKey: "log-level").flatMap(Logger.Level.init(rawValue:)) ?? defaults.logLevel
@@ -217,7 +221,7 @@ public struct LatchkeyConfiguration: Sendable {
                 limits.registerDevice, limits.registerUser, limits.guest, limits.accessCodeExchange, limits.refresh, limits.refreshFailures,
                 limits.signIn, limits.assets, limits.events, limits.guestPerNetwork,
             ] + self.meters.values.flatMap { [$0.policy(guest: true), $0.policy(guest: false)] } + self.accountLimits.all
-            + [self.mfa.failures, self.mfa.verify]
+            + [self.mfa.failures, self.mfa.verify, self.passkeys.limit]
         return Dictionary(policies.map { ($0.name, $0.window) }, uniquingKeysWith: max)
     }
 

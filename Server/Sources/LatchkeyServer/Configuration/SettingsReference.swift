@@ -120,6 +120,9 @@ public enum SettingsReference {
         "limits.password-login.limit": "Password sign-in attempts (`POST /api/v1/auth/login`, the console's sign-in) per client IP (IPv6 per /64) "
             + "in the window; 0 turns the limit off.",
         "limits.password-login.window": "Seconds of the rolling window of `limits.password-login`: a hit stops counting this long after it was made.",
+        "limits.passkeys.limit": "Passkey options (`POST /api/v1/passkeys/register/options`, `POST /api/v1/passkeys/authenticate/options`) and "
+            + "sign-ins (`POST /api/v1/passkeys/authenticate`) together per client IP (IPv6 per /64) in the window; 0 turns the limit off.",
+        "limits.passkeys.window": "Seconds of the rolling window of `limits.passkeys`: a hit stops counting this long after it was made.",
         "limits.refresh-failures.limit": "Failed refreshes (malformed, unknown, expired, revoked or reused tokens) per client IP (IPv6 per /64) in "
             + "the window; over it a token this server issued is still tried; 0 turns the limit off.",
         "limits.refresh-failures.window": "Seconds of the rolling window of `limits.refresh-failures`: a hit stops counting this long after it was "
@@ -183,6 +186,17 @@ public enum SettingsReference {
             + "is refused.",
         "providers.names": "Third-party identity providers (Clerk, any OIDC issuer) whose tokens are accepted as Bearer tokens (comma-separated; "
             + "`apple` and `latchkey` are reserved); each is set under `providers.<name>.`.",
+        "passkeys.apple-app-ids": "The apps (`TEAMID.bundle.id`, a JSON array or comma-separated) whose passkeys are this site's: "
+            + "`GET /.well-known/apple-app-site-association` lists them under `webcredentials` for iOS's Associated Domains.",
+        "passkeys.challenge-lifetime": "Seconds a passkey ceremony's challenge may be answered (once) after its options were issued.",
+        "passkeys.origins": "The origins a passkey ceremony's `clientDataJSON.origin` may name (a JSON array or comma-separated: "
+            + "`https://host[:port]`, `http://localhost[:port]`, `android:apk-key-hash:…`); unset: `https://<rp-id>`.",
+        "passkeys.rp-id": "The relying party ID passkeys are made for: this site's domain (`example.com`, `localhost`), no scheme or port; "
+            + "unset, passkeys are off and every passkey route answers 404 `passkeys_disabled`.",
+        "passkeys.rp-name": "The name an authenticator shows beside a passkey; unset: `email.app-name`.",
+        "passkeys.timeout": "Seconds the ceremony's options tell the browser or device to wait for the person (sent in milliseconds).",
+        "passkeys.user-verification": "`required`: a passkey must verify the person (Face ID, a PIN) and signs in at `aal2`; `preferred`: "
+            + "one without it signs in as one factor (`amr` `hwk`), held back by a second factor the user has.",
         "prune.interval": "Seconds between pruning passes, which remove rows that no longer decide anything (old rate-limit hits, dead refresh "
             + "tokens, spent nonces, old revocation-feed entries).",
         "prune.sent-mail-after": "Seconds a sent mail stays in the outbox (`latchkey outbox list`) before it is pruned; failed and pending mails "

@@ -119,13 +119,17 @@ extension APIError {
             case .invalidMFAToken: (.unauthorized, .invalidMFAToken)
             case .aal2Required: (.forbidden, .aal2Required)
             case .factorExists: (.conflict, .factorExists)
+            case .passkeysDisabled: (.notFound, .passkeysDisabled)
+            case .invalidPasskey: (.badRequest, .invalidPasskey)
+            case .unknownCredential: (.unauthorized, .unknownCredential)
+            case .passkeyExists: (.conflict, .passkeyExists)
             default: (.internalServerError, .internalError)
             }
         self.init(status, code, error.message)
         self.reason = error.reason
         if let seconds = error.retryAfter { self.extraHeaders[.retryAfter] = String(seconds) }
         // A refused password or an unverified address is not a refused token: no error="invalid_token".
-        if error.kind == .invalidCredentials || error.kind == .emailNotVerified || error.kind == .invalidMFAToken {
+        if [.invalidCredentials, .emailNotVerified, .invalidMFAToken, .unknownCredential].contains(error.kind) {
             self.credentialPresented = false
         }
     }

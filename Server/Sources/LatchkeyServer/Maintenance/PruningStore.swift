@@ -10,6 +10,8 @@ package struct PruneCounts: Sendable, Equatable {
     package var proofs = 0
     /// Second-factor challenges (`mfa_token`s) past their five minutes.
     package var challenges = 0
+    /// Passkey ceremonies' challenges past `passkeys.challenge-lifetime`, never answered.
+    package var passkeyChallenges = 0
     package var revocations = 0
     package var sentMails = 0
     package var emailCodes = 0
@@ -19,7 +21,8 @@ package struct PruneCounts: Sendable, Equatable {
     package var users = 0
 
     package var total: Int {
-        self.rateLimitHits + self.refreshTokens + self.sessions + self.nonces + self.proofs + self.challenges + self.revocations + self.sentMails
+        self.rateLimitHits + self.refreshTokens + self.sessions + self.nonces + self.proofs + self.challenges + self.passkeyChallenges
+            + self.revocations + self.sentMails
             + self.emailCodes
             + self.unverifiedAccounts
     }
@@ -108,6 +111,7 @@ extension SQLLatchkeyStore: PruningStore {
         counts.nonces = try await delete(from: "used_nonces", key: ["nonce_hash"], where: "expires_at < \(bind: now.stored)")
         counts.proofs = try await delete(from: "dpop_proofs", key: ["jti_hash"], where: "expires_at < \(bind: now.stored)")
         counts.challenges = try await delete(from: "mfa_challenges", key: ["token_hash"], where: "expires_at < \(bind: now.stored)")
+        counts.passkeyChallenges = try await delete(from: "passkey_challenges", key: ["id_hash"], where: "expires_at < \(bind: now.stored)")
         // The newest entry stays: SQLite would otherwise hand out its sequence number again once the table is
         // empty, and running processes, whose cursor is past it, would never read the new entries.
         counts.revocations = try await delete(
@@ -132,6 +136,7 @@ extension SQLLatchkeyStore: PruningStore {
                 AND NOT EXISTS (SELECT 1 FROM access_codes k WHERE k.user_id = users.id)
                 AND NOT EXISTS (SELECT 1 FROM budgets b WHERE b.user_id = users.id)
                 AND NOT EXISTS (SELECT 1 FROM usage_records u WHERE u.user_id = users.id)
+                AND NOT EXISTS (SELECT 1 FROM passkeys p WHERE p.user_id = users.id)
                 """)
         // A user something else hangs on keeps it; only the address that never worked goes.
         let addresses = try await delete(

@@ -280,6 +280,31 @@ enum Migrations {
                 "ALTER TABLE admin_sessions ADD COLUMN mfa_passed INTEGER NOT NULL DEFAULT 0",
             ]
         ),
+        (
+            15,
+            [
+                // Passkeys (WebAuthn): the credential ID (base64url, unique among all users), the COSE public key (base64url),
+                // the last signature counter accepted, the backup flags (BE at registration, BS as last seen). They go with
+                // their user.
+                """
+                CREATE TABLE passkeys (
+                    id TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+                    credential_id TEXT NOT NULL UNIQUE, public_key TEXT NOT NULL, algorithm INTEGER NOT NULL, sign_count BIGINT NOT NULL,
+                    backup_eligible INTEGER NOT NULL, backed_up INTEGER NOT NULL, aaguid TEXT NOT NULL, attestation_format TEXT NOT NULL,
+                    transports TEXT, name TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL, last_used_at DOUBLE PRECISION) {clustered}
+                """,
+                "CREATE INDEX passkeys_user_id ON passkeys(user_id)",
+                // A ceremony's challenge, kept by its challenge_id's SHA-256 until it is answered (once) or expires; a
+                // registration's names the user and the session that asked for it.
+                """
+                CREATE TABLE passkey_challenges (
+                    id_hash TEXT PRIMARY KEY, ceremony TEXT NOT NULL, challenge TEXT NOT NULL,
+                    user_id TEXT REFERENCES users(id) ON DELETE CASCADE, session_id TEXT, created_at DOUBLE PRECISION NOT NULL,
+                    expires_at DOUBLE PRECISION NOT NULL) {clustered}
+                """,
+                "CREATE INDEX passkey_challenges_expires_at ON passkey_challenges(expires_at)",
+            ]
+        ),
     ]
 
     /// Applies every migration not yet recorded, all in one transaction.

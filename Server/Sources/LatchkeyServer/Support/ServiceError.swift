@@ -62,6 +62,14 @@ public struct ServiceError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let aal2Required = Kind("aal2Required")
         /// The user has a confirmed second factor already.
         public static let factorExists = Kind("factorExists")
+        /// Passkeys are off: `passkeys.rp-id` is not set.
+        public static let passkeysDisabled = Kind("passkeysDisabled")
+        /// A passkey's registration or assertion did not verify, or its challenge is unknown, expired, used or another's.
+        public static let invalidPasskey = Kind("invalidPasskey")
+        /// No passkey has the credential ID (or its user is gone).
+        public static let unknownCredential = Kind("unknownCredential")
+        /// A passkey with the credential ID is registered already.
+        public static let passkeyExists = Kind("passkeyExists")
 
         public var description: String { self.name }
     }
@@ -174,6 +182,16 @@ public struct ServiceError: Error, Hashable, Sendable, CustomStringConvertible {
         "This needs a code from your authenticator app first: verify one with POST /api/v1/mfa/verify (with this session's Bearer), then try again.")
     /// The user has a confirmed TOTP factor already.
     public static let factorExists = ServiceError(.factorExists, "This account has an authenticator app set up already; remove it first.")
+    /// Passkeys are off: `passkeys.rp-id` is not set.
+    public static let passkeysDisabled = ServiceError(.passkeysDisabled, "Passkeys are off: set passkeys.rp-id.")
+    /// A passkey's registration or assertion did not verify (the message says which check, never a credential).
+    public static func invalidPasskey(_ message: String) -> ServiceError { ServiceError(.invalidPasskey, message) }
+    /// No passkey has the credential ID, or its user is gone.
+    public static let unknownCredential = ServiceError(
+        .unknownCredential, "No account has this passkey: it was removed, or its account was deleted. Sign in another way.")
+    /// A passkey with the credential ID is registered already.
+    public static let passkeyExists = ServiceError(
+        .passkeyExists, "This passkey is registered already: the authenticator holds one for this site. Use it to sign in.")
     /// Too many wrong second-factor codes for the user; `retryAfter` seconds until the oldest leaves the window.
     public static func tooManySecondFactorAttempts(retryAfter: Int) -> ServiceError {
         ServiceError(
