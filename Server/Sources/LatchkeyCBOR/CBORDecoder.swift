@@ -7,17 +7,17 @@
 /// input. Integers and lengths not in preferred (shortest) form are accepted.
 public struct CBORDecoder: Sendable {
     /// The most arrays and maps that may be nested in one another.
-    public var maximumDepth: Int
+    public let maximumDepth: Int
     /// The most items the input may hold in all.
-    public var maximumItems: Int
+    public let maximumItems: Int
     /// The longest byte or text string, in bytes.
-    public var maximumLength: Int
+    public let maximumLength: Int
 
-    /// A decoder with these limits.
+    /// A decoder with these limits (a negative limit counts as 0).
     public init(maximumDepth: Int = 16, maximumItems: Int = 4096, maximumLength: Int = 65_536) {
-        self.maximumDepth = maximumDepth
-        self.maximumItems = maximumItems
-        self.maximumLength = maximumLength
+        self.maximumDepth = max(0, maximumDepth)
+        self.maximumItems = max(0, maximumItems)
+        self.maximumLength = max(0, maximumLength)
     }
 
     /// The one item that is the whole of `bytes`; trailing bytes are an error.

@@ -21,7 +21,7 @@ struct CBORReader {
         let start = self.consumed
         self.itemCount += 1
         guard self.itemCount <= self.limits.maximumItems else { throw CBORError(.tooLarge, offset: start) }
-        let initial = try self.readBytes(1, itemStart: start)[0]
+        let initial = try self.readByte(itemStart: start)
         let majorType = initial >> 5
         let additional = initial & 0x1F
         if majorType == 6 { throw CBORError(.unsupportedTag, offset: start) }
@@ -42,6 +42,12 @@ struct CBORReader {
         case 4: return .array(try self.readArray(count: argument, depth: depth, itemStart: start))
         default: return .map(try self.readMap(count: argument, depth: depth, itemStart: start))
         }
+    }
+
+    private mutating func readByte(itemStart: Int) throws(CBORError) -> UInt8 {
+        guard self.position < self.bytes.endIndex else { throw CBORError(.truncated, offset: itemStart) }
+        defer { self.position += 1 }
+        return self.bytes[self.position]
     }
 
     private mutating func readBytes(_ count: Int, itemStart: Int) throws(CBORError) -> ArraySlice<UInt8> {

@@ -52,7 +52,9 @@ extension SoftwareAuthenticator {
             issuer: name,
             subject: name,
             signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try! Certificate.Extensions([aaguidExtension, Certificate.Extension(BasicConstraints.notCertificateAuthority, critical: true)]),
+            extensions: try! Certificate.Extensions([
+                aaguidExtension, Certificate.Extension(BasicConstraints.notCertificateAuthority, critical: true),
+            ]),
             issuerPrivateKey: Certificate.PrivateKey(key)
         )
         var serializer = DER.Serializer()
