@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
@@ -58,29 +59,35 @@ struct PasskeyAttestationTests {
 
     // MARK: Keys and formats that do not
 
-    /// COSE keys other than ES256 on P-256, EdDSA on Ed25519 and RS256.
-    static let unsupportedKeys: [(String, CBOR)] = [
-        ("EC2 P-384 ES384", .labelled([(1, CBOR(2)), (3, CBOR(-35)), (-1, CBOR(2)), (-2, .bytes(randomBytes(48))), (-3, .bytes(randomBytes(48)))])),
-        (
-            "EC2 P-256 named ES384",
-            .labelled([(1, CBOR(2)), (3, CBOR(-35)), (-1, CBOR(1)), (-2, .bytes(randomBytes(32))), (-3, .bytes(randomBytes(32)))])
-        ),
-        ("OKP X25519", .labelled([(1, CBOR(1)), (3, CBOR(-8)), (-1, CBOR(4)), (-2, .bytes(randomBytes(32)))])),
-        ("OKP Ed448", .labelled([(1, CBOR(1)), (3, CBOR(-8)), (-1, CBOR(7)), (-2, .bytes(randomBytes(57)))])),
-        ("symmetric", .labelled([(1, CBOR(4)), (3, CBOR(5)), (-1, .bytes(randomBytes(32)))])),
-        ("RSA PS256", .labelled([(1, CBOR(3)), (3, CBOR(-37)), (-1, .bytes(randomBytes(256))), (-2, .bytes([1, 0, 1]))])),
-        ("RSA 1024-bit", .labelled([(1, CBOR(3)), (3, CBOR(-257)), (-1, .bytes([0xC1] + randomBytes(127))), (-2, .bytes([1, 0, 1]))])),
-        ("EC2 without alg", .labelled([(1, CBOR(2)), (-1, CBOR(1)), (-2, .bytes(randomBytes(32))), (-3, .bytes(randomBytes(32)))])),
-        (
-            "not on the curve",
-            .labelled([
-                (1, CBOR(2)), (3, CBOR(-7)), (-1, CBOR(1)), (-2, .bytes([UInt8](repeating: 1, count: 32))),
-                (-3, .bytes([UInt8](repeating: 2, count: 32))),
-            ])
-        ),
-        ("kty as text", .map([CBOR.Entry(key: CBOR(1), value: .text("EC2")), CBOR.Entry(key: CBOR(3), value: CBOR(-7))])),
-        ("not a map", .array([CBOR(2), CBOR(-7)])),
-    ]
+    /// COSE keys other than ES256 on P-256, EdDSA on Ed25519 and RS256 — some of them real P-256 points under another
+    /// label, so only the label refuses them.
+    static let unsupportedKeys: [(String, CBOR)] = {
+        let point = Array(P256.Signing.PrivateKey().publicKey.x963Representation)
+        let (x, y): (CBOR, CBOR) = (.bytes(Array(point[1..<33])), .bytes(Array(point[33...])))
+        return [
+            (
+                "EC2 P-384 ES384",
+                .labelled([(1, CBOR(2)), (3, CBOR(-35)), (-1, CBOR(2)), (-2, .bytes(randomBytes(48))), (-3, .bytes(randomBytes(48)))])
+            ),
+            ("a P-256 point labelled ES384", .labelled([(1, CBOR(2)), (3, CBOR(-35)), (-1, CBOR(1)), (-2, x), (-3, y)])),
+            ("a P-256 point without alg", .labelled([(1, CBOR(2)), (-1, CBOR(1)), (-2, x), (-3, y)])),
+            ("a P-256 point labelled OKP", .labelled([(1, CBOR(1)), (3, CBOR(-7)), (-1, CBOR(1)), (-2, x), (-3, y)])),
+            ("OKP X25519", .labelled([(1, CBOR(1)), (3, CBOR(-8)), (-1, CBOR(4)), (-2, .bytes(randomBytes(32)))])),
+            ("OKP Ed448", .labelled([(1, CBOR(1)), (3, CBOR(-8)), (-1, CBOR(7)), (-2, .bytes(randomBytes(57)))])),
+            ("symmetric", .labelled([(1, CBOR(4)), (3, CBOR(5)), (-1, .bytes(randomBytes(32)))])),
+            ("RSA PS256", .labelled([(1, CBOR(3)), (3, CBOR(-37)), (-1, .bytes(randomBytes(256))), (-2, .bytes([1, 0, 1]))])),
+            ("RSA 1024-bit", .labelled([(1, CBOR(3)), (3, CBOR(-257)), (-1, .bytes([0xC1] + randomBytes(127))), (-2, .bytes([1, 0, 1]))])),
+            (
+                "not on the curve",
+                .labelled([
+                    (1, CBOR(2)), (3, CBOR(-7)), (-1, CBOR(1)), (-2, .bytes([UInt8](repeating: 1, count: 32))),
+                    (-3, .bytes([UInt8](repeating: 2, count: 32))),
+                ])
+            ),
+            ("kty as text", .map([CBOR.Entry(key: CBOR(1), value: .text("EC2")), CBOR.Entry(key: CBOR(3), value: CBOR(-7))])),
+            ("not a map", .array([CBOR(2), CBOR(-7)])),
+        ]
+    }()
 
     @Test(arguments: Self.unsupportedKeys.map(\.0))
     func aCredentialKeyOfAnUnsupportedKindIsRefused(kind: String) async throws {

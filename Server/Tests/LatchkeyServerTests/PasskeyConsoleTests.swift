@@ -110,6 +110,30 @@ struct PasskeyConsoleTests {
         }
     }
 
+    /// Support sees and removes passkeys from the database whatever this server's settings: here a console without
+    /// `passkeys.rp-id`, on the database of a server with it.
+    @Test func theConsoleListsAndRemovesPasskeysWithPasskeysOff() async throws {
+        let server = try await TestServer.withPasskeys()
+        try await server.test(.router) { client in
+            var authenticator = SoftwareAuthenticator()
+            let (device, passkey) = try await client.deviceUserWithPasskey(&authenticator)
+            let console = try await TestServer.make(database: server.databasePath) { configuration in
+                configuration.admin.enabled = true
+                configuration.email.argon2Memory = 64
+                configuration.email.argon2Iterations = 1
+            }
+            try await console.test(.live) { consoleClient in
+                let browser = ConsoleBrowser(consoleClient)
+                try await browser.setUp(console)
+                let userPage = "/admin/users/\(device.userID)"
+                #expect(Self.rows(in: try await browser.get(userPage).text).map(\.id) == [passkey.passkeyID])
+                let done = try await browser.submit("\(userPage)/passkeys/\(passkey.passkeyID)/remove", from: userPage)
+                #expect(done.headers[.location] == "\(userPage)?done=passkey-removed", "\(done.status) \(done.text)")
+            }
+            #expect(try await client.passkeyList(bearer: device.accessToken).isEmpty)
+        }
+    }
+
     /// The rows of the passkeys table: each passkey's ID and its name, created, last used and backed-up cells.
     static func rows(in html: String) -> [(id: String, cells: [String])] {
         guard let table = html.firstMatch(of: /(?s)<table id="passkeys">(.*?)<\/table>/)?.output.1 else { return [] }

@@ -57,6 +57,31 @@ struct PasskeyFuzzTests {
         }
     }
 
+    /// Bodies that are not the route's JSON: 400 with the envelope, on every passkey route that reads a body.
+    @Test(arguments: [
+        "/api/v1/passkeys/register", "/api/v1/passkeys/authenticate", "/api/v1/passkeys/register/options", "/api/v1/passkeys/authenticate/options",
+    ])
+    func aBodyThatIsNotTheRoutesJSONIs400(path: String) async throws {
+        let server = try await TestServer.withPasskeys()
+        try await server.test(.router) { client in
+            let device = try await client.registerDevice()
+            let bodies = [
+                "not json", "[]", "null", "\"text\"", #"{"challenge_id": 1, "credential": {}}"#, #"{"challenge_id": "x", "credential": []}"#,
+                #"{"challenge_id": "x"}"#, #"{"challenge_id": "x", "credential": {"id": "AA", "rawId": "AA", "type": "public-key"}}"#,
+                #"{"challenge_id": "x", "credential": {"response": {}}, "device_id": 5}"#, String(repeating: "[", count: 5000),
+            ]
+            for body in bodies {
+                let answer = try await client.send(.post, path, bearer: device.accessToken, json: body)
+                let tolerated: Set<Int> = path.hasSuffix("options") ? [200, 400] : [400]  // options may ignore their body
+                #expect(tolerated.contains(Int(answer.status.code)), "\(body.prefix(40)): \(answer.status) \(answer.text)")
+                if answer.status == .badRequest { #expect(answer.envelope != nil, "\(body.prefix(40)): \(answer.text)") }
+            }
+            let rename = try await client.send(.patch, "/api/v1/passkeys/\(UUID().uuidString)", bearer: device.accessToken, json: #"{"name": 7}"#)
+            #expect(rename.status == .badRequest && rename.envelope != nil, "\(rename.text)")
+            #expect(try await server.sessionCount(of: device.userID) == 1)
+        }
+    }
+
     static func expectRefused(_ answer: TestResponse, _ name: String, sourceLocation: SourceLocation = #_sourceLocation) {
         #expect((400..<500).contains(answer.status.code), "\(name): \(answer.status) \(answer.text)", sourceLocation: sourceLocation)
         #expect(answer.envelope != nil, "\(name): no error envelope: \(answer.text)", sourceLocation: sourceLocation)

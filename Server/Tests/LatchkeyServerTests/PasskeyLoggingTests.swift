@@ -69,9 +69,12 @@ struct PasskeyLoggingTests {
         }
     }
 
-    /// Base64url, standard base64 and hex of `bytes`: every way a log line might write them.
+    /// Base64url, standard base64, hex and Swift's array of `bytes`: every way a log line might write them.
     static func forms(of bytes: [UInt8]) -> [String] {
-        [LatchkeyAPI.Base64URL.encode(bytes), Data(bytes).base64EncodedString(), bytes.map { String(format: "%02x", $0) }.joined()]
+        [
+            LatchkeyAPI.Base64URL.encode(bytes), Data(bytes).base64EncodedString(), bytes.map { String(format: "%02x", $0) }.joined(),
+            String(describing: bytes.prefix(8)).dropLast().description,
+        ]
     }
 
     /// The other forms of a base64url text's bytes (none when it is not base64url, as a challenge ID need not be).
