@@ -187,10 +187,6 @@ let package = Package(
                 "LatchkeyWebAuthn",
                 "LatchkeyCBOR",
                 "LatchkeyPasskeyPeer",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
-                .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             swiftSettings: testSwiftSettings
         ),

@@ -37,7 +37,8 @@ enum CredentialPublicKey {
             else { throw Self.unsupported("an EC2 key that is not a point on P-256") }
             self = .es256(key)
         case (1, Algorithm.edDSA):
-            guard cose[Label.curve]?.intValue == 6, let x = cose[Label.x]?.bytesValue, x.count == 32,
+            // rawRepresentation refuses any length but 32 bytes.
+            guard cose[Label.curve]?.intValue == 6, let x = cose[Label.x]?.bytesValue,
                 let key = try? Curve25519.Signing.PublicKey(rawRepresentation: x)
             else { throw Self.unsupported("an OKP key that is not an Ed25519 key") }
             self = .ed25519(key)

@@ -77,6 +77,10 @@ public struct SoftwareAuthenticator: Sendable {
 
     let key: CredentialKey
 
+    /// The credential public key as a CBOR-encoded COSE_Key, as registration sends it: for tests that store a credential
+    /// without a registration ceremony.
+    public var credentialPublicKey: [UInt8] { CBOREncoder.encode(self.key.coseKey) }
+
     /// An authenticator with a new credential of `algorithm`.
     public init(algorithm: Algorithm = .es256, signCount: UInt32 = 0, backupEligible: Bool = true, backedUp: Bool = true) {
         self.algorithm = algorithm
@@ -99,7 +103,7 @@ public struct SoftwareAuthenticator: Sendable {
         self.userHandle = userHandle
         let clientDataJSON = self.clientDataJSON(type: "webauthn.create", origin: origin, challenge: challenge)
         let idLength = [UInt8(self.credentialID.count >> 8), UInt8(self.credentialID.count & 0xFF)]
-        let attestedCredentialData = self.aaguid + idLength + self.credentialID + CBOREncoder.encode(self.key.coseKey)
+        let attestedCredentialData = self.aaguid + idLength + self.credentialID + self.credentialPublicKey
         let authenticatorData = self.authenticatorData(rpID: rpID, userVerified: userVerified, attestedCredentialData: attestedCredentialData)
         let (format, statement) = self.attestationStatement(attestation, authenticatorData: authenticatorData, clientDataJSON: clientDataJSON)
         let attestationObject = CBOREncoder.encode(

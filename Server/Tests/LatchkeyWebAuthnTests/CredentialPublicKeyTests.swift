@@ -66,6 +66,23 @@ import Testing
         #expect(refusal { () throws(WebAuthnFailure) in try Ceremony.verify(assertion, publicKey: CBOREncoder.encode(shifted)) } == .unsupportedKey)
     }
 
+    @Test func pointOnP256LabelledWithAnotherAlgorithmOrCurveIsRefused() throws {
+        var authenticator = SoftwareAuthenticator()
+        let stored = try CBORDecoder().decode(try Ceremony.publicKey(registering: &authenticator))
+        let (x, y) = (CBOR.bytes(stored[-2]!.bytesValue!), CBOR.bytes(stored[-3]!.bytesValue!))
+        let assertion = Ceremony.assert(&authenticator)
+        let mislabelled = [
+            Self.key([(1, CBOR(2)), (3, CBOR(-8)), (-1, CBOR(1)), (-2, x), (-3, y)]),
+            Self.key([(1, CBOR(2)), (3, CBOR(-257)), (-1, CBOR(1)), (-2, x), (-3, y)]),
+            Self.key([(1, CBOR(2)), (3, CBOR(-7)), (-1, CBOR(2)), (-2, x), (-3, y)]),
+            Self.key([(1, CBOR(2)), (3, CBOR(-7)), (-2, x), (-3, y)]),
+        ]
+        #expect(refusal { () throws(WebAuthnFailure) in try Ceremony.verify(assertion, publicKey: CBOREncoder.encode(stored)) } == nil)
+        for key in mislabelled {
+            #expect(refusal { () throws(WebAuthnFailure) in try Ceremony.verify(assertion, publicKey: CBOREncoder.encode(key)) } == .unsupportedKey)
+        }
+    }
+
     @Test func keyWithOtherLabelsIsAccepted() throws {
         var authenticator = SoftwareAuthenticator()
         let registration = Ceremony.register(&authenticator).changingAuthenticatorData { data in

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import LatchkeyCBOR
 import LatchkeyPasskeyPeer
@@ -33,6 +32,7 @@ import Testing
     @Test func storedPublicKeyIsTheCOSEKeyAsSent() throws {
         var authenticator = SoftwareAuthenticator(algorithm: .ed25519)
         let verified = try Ceremony.verify(Ceremony.register(&authenticator))
+        #expect(verified.publicKey == authenticator.credentialPublicKey)
         let key = try CBORDecoder().decode(verified.publicKey)
         #expect(key[1] == CBOR(1))
         #expect(key[3] == CBOR(-8))
