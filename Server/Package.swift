@@ -222,6 +222,8 @@ let package = Package(
                 "LatchkeyS3Peer",
                 // A software passkey authenticator for the passkey routes' tests.
                 "LatchkeyPasskeyPeer",
+                // CBOR to take registrations apart and make the malformed ones the passkey suites send.
+                "LatchkeyCBOR",
                 "LatchkeyTestSupport",
                 "LatchkeyServer",
                 .product(name: "LatchkeyAPI", package: "latchkey"),

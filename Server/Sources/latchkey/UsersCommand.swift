@@ -33,7 +33,7 @@ struct UsersCommand: AsyncParsableCommand {
     }
 
     struct Show: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show one user and their devices.")
+        static let configuration = CommandConfiguration(abstract: "Show one user, their devices and their passkeys.")
 
         @OptionGroup var options: DatabaseOptions
 
@@ -44,11 +44,11 @@ struct UsersCommand: AsyncParsableCommand {
 
         func run() async throws {
             let id = try canonical(self.id)
-            let (user, devices, budget, account) = try await withServices(self.options) { services in
+            let (user, devices, budget, account, passkeys) = try await withServices(self.options) { services in
                 guard let user = try await services.users.user(id: id) else { throw ServiceError.notFound("No user with ID \(id).") }
                 return (
                     user, try await services.users.devices(ofUser: id), try await services.budgets.budget(ofUser: id),
-                    try await services.accounts.account(userID: id)
+                    try await services.accounts.account(userID: id), try await services.store.passkeys(ofUser: id)
                 )
             }
             if self.json {
@@ -56,7 +56,10 @@ struct UsersCommand: AsyncParsableCommand {
                     UserShown(
                         id: user.id, kind: user.kind.rawValue, createdAt: user.createdAt, email: account?.email, emailVerifiedAt: account?.verifiedAt,
                         budget: budget,
-                        devices: devices.map { .init(id: $0.id, createdAt: $0.createdAt) }))
+                        devices: devices.map { .init(id: $0.id, createdAt: $0.createdAt) },
+                        passkeys: passkeys.map {
+                            .init(id: $0.id, name: $0.name, createdAt: $0.createdAt, lastUsedAt: $0.lastUsedAt, backedUp: $0.backedUp)
+                        }))
             }
             print("id: \(user.id)\nkind: \(user.kind.rawValue)\ncreated: \(user.createdAt.iso8601)")
             if let account {
@@ -67,6 +70,12 @@ struct UsersCommand: AsyncParsableCommand {
             print("budget: \(budget.used) used of \(budget.limit) per \(budget.period), \(budget.remaining) remaining")
             print("devices: \(devices.count)")
             for device in devices { print("  \(device.id) registered \(device.createdAt.iso8601)") }
+            print("passkeys: \(passkeys.count)")
+            for passkey in passkeys {
+                print(
+                    "  \(passkey.id) \"\(passkey.name)\" created \(passkey.createdAt.iso8601), last used \(passkey.lastUsedAt?.iso8601 ?? "never"), "
+                        + "backed up \(passkey.backedUp ? "yes" : "no")")
+            }
         }
     }
 
@@ -106,6 +115,19 @@ struct UserShown: Encodable {
             case createdAt = "created_at"
         }
     }
+    struct Passkey: Encodable {
+        var id: String
+        var name: String
+        var createdAt: Date
+        var lastUsedAt: Date?
+        var backedUp: Bool
+        enum CodingKeys: String, CodingKey {
+            case id, name
+            case createdAt = "created_at"
+            case lastUsedAt = "last_used_at"
+            case backedUp = "backed_up"
+        }
+    }
     var id: String
     var kind: String
     var createdAt: Date
@@ -113,8 +135,9 @@ struct UserShown: Encodable {
     var emailVerifiedAt: Date?
     var budget: UserProfile.Budget
     var devices: [Device]
+    var passkeys: [Passkey]
     enum CodingKeys: String, CodingKey {
-        case id, kind, email, budget, devices
+        case id, kind, email, budget, devices, passkeys
         case createdAt = "created_at"
         case emailVerifiedAt = "email_verified_at"
     }

@@ -156,6 +156,13 @@ package struct AdminRoutes: Sendable {
                 return .redirect("/admin/users/\(user)?done=second-factors-reset")
             }
         }
+        actions.post("users/:id/passkeys/:passkey/remove") { request, context in
+            try await self.action(request, context) { _, _, actor in
+                let (user, passkey) = (try Self.uuid(context, "id"), try Self.uuid(context, "passkey"))
+                try await self.console.removePasskey(passkey, ofUser: user, by: actor)
+                return .redirect("/admin/users/\(user)?done=passkey-removed")
+            }
+        }
         actions.post("access-codes/:code/revoke") { request, context in
             try await self.action(request, context) { _, form, actor in
                 let code = try Self.uuid(context, "code")
@@ -374,6 +381,12 @@ package struct AdminRoutes: Sendable {
             ["type": $0.type.rawValue, "state": $0.confirmed ? "confirmed" : "not confirmed", "created": Self.format($0.createdAt)]
         }
         values["has_factors"] = !detail.factors.isEmpty
+        values["passkeys"] = detail.passkeys.map {
+            [
+                "id": $0.id, "name": $0.name, "created": Self.format($0.createdAt), "last_used": $0.lastUsedAt.map(Self.format) ?? "never",
+                "backed_up": $0.backedUp ? "yes" : "no",
+            ]
+        }
         return self.render("user", title: "User \(id)", session: session, nav: "users", values, flash: flash, status: status)
     }
 
@@ -447,6 +460,7 @@ package struct AdminRoutes: Sendable {
             "code-revoked": "The access code is revoked.", "key-rotated": "A new signing key signs from now on.",
             "user-deleted": "The user is deleted.", "second-factors-reset": "The user's second factors and recovery codes are removed.",
             "recovery-code-used": "You signed in with a recovery code; it cannot be used again.",
+            "passkey-removed": "The passkey is removed: it signs in no more. The user's sessions are kept.",
         ]
         return request.uri.queryParameters.get("done").flatMap { messages[$0] }.map(Flash.ok)
     }

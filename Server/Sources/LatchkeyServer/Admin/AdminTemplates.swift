@@ -171,6 +171,15 @@ enum AdminTemplates {
             <button type="submit" class="danger">Reset second factors</button>
             <span class="muted">For a lost authenticator app: removes the factors and recovery codes; sessions are kept.</span></form>{{/has_factors}}
         </section>
+        <section class="card">
+          <h2>Passkeys</h2>
+          <table id="passkeys"><thead><tr><th>Name</th><th>Created</th><th>Last used</th><th>Backed up</th><th></th></tr></thead><tbody>
+          {{#passkeys}}<tr data-passkey-id="{{id}}"><td>{{name}}</td><td>{{created}}</td><td>{{last_used}}</td><td>{{backed_up}}</td>
+            <td><form class="remove-passkey" method="post" action="/admin/users/{{user}}/passkeys/{{id}}/remove">
+              <input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" class="danger small">Remove</button></form></td></tr>{{/passkeys}}
+          {{^passkeys}}<tr><td colspan="5" class="muted">None.</td></tr>{{/passkeys}}
+          </tbody></table>
+        </section>
         <section class="card danger-zone">
           <h2>Delete account</h2>
           <p>Deletes the user with devices, sessions, identities and access codes. It cannot be undone.</p>

@@ -13,6 +13,7 @@ package struct ConsoleService: Sendable {
     let accessCodes: AccessCodeService
     let accounts: EmailAccountService
     let secondFactors: SecondFactorService
+    let passkeys: PasskeyService
     let keyRing: SigningKeyRing
     let metrics: LatchkeyMetrics
     let audit: AuditLog
@@ -27,6 +28,7 @@ package struct ConsoleService: Sendable {
         let codes: [AccessCodeRecord]
         let account: EmailAccountRecord?
         let factors: [MFAFactorsResponse.Factor]
+        let passkeys: [PasskeyRecord]
     }
 
     // MARK: Reads
@@ -58,9 +60,11 @@ package struct ConsoleService: Sendable {
         async let codes = self.accessCodes.list(ofUser: id)
         async let account = self.accounts.account(userID: id)
         async let factors = self.secondFactors.factors(userID: id)
+        // From the store: support sees a user's passkeys even while `passkeys.rp-id` is unset.
+        async let passkeys = self.store.passkeys(ofUser: id)
         return UserDetail(
             user: user, devices: try await devices, sessions: try await sessions, identities: try await identities, budget: try await budget,
-            codes: try await codes, account: try await account, factors: try await factors.factors)
+            codes: try await codes, account: try await account, factors: try await factors.factors, passkeys: try await passkeys)
     }
 
     /// What deleting the user `id` ends: its devices, live sessions, identities and access codes.
@@ -123,6 +127,17 @@ package struct ConsoleService: Sendable {
         try await self.requireUser(user)
         let removed = try await self.secondFactors.reset(userID: user)
         try await self.audit.record(actor, AuditAction.userMFAReset, target: "user \(user)", details: "\(removed) factors removed")
+    }
+
+    /// Removes the passkey `id` of `user` (a lost or shared device): it signs in no more; sessions are kept.
+    /// ``AdminPageError/notFound`` when the user has no such passkey.
+    func removePasskey(_ id: String, ofUser user: String, by actor: AuditActor) async throws {
+        try await self.requireUser(user)
+        do {
+            try await self.passkeys.remove(id: id, ofUser: user, by: actor)
+        } catch let error as ServiceError where error.kind == .notFound {
+            throw AdminPageError.notFound
+        }
     }
 
     func revokeCode(_ code: String, by actor: AuditActor) async throws {

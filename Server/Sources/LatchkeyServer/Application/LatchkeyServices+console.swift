@@ -24,6 +24,7 @@ extension ConsoleService {
         self.accessCodes = services.accessCodes
         self.accounts = services.accounts
         self.secondFactors = services.secondFactors
+        self.passkeys = services.passkeys
         self.keyRing = services.keyRing
         self.metrics = services.metrics
         self.audit = services.audit
