@@ -51,6 +51,8 @@ public struct ErrorCode: RawRepresentable, Hashable, Codable, Sendable, CustomSt
     public static let reauthenticationRequired = ErrorCode(rawValue: "reauthentication_required")
     /// 409: the device ID was claimed through `users/register`; a new install should use a new device ID.
     public static let deviceIDClaimed = ErrorCode(rawValue: "device_id_claimed")
+    /// 403: the user is disabled (by the app's backend or support): no sign-in or refresh until they are enabled.
+    public static let userDisabled = ErrorCode(rawValue: "user_disabled")
     /// 409: the user with this ID was deleted; the ID cannot be registered again.
     public static let userDeleted = ErrorCode(rawValue: "user_deleted")
     /// 409: unlinking this identity would leave the account with no way to sign in.

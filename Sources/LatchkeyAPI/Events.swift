@@ -8,7 +8,7 @@ import Foundation
 ///
 /// The server sends, in this order of a connection's life:
 /// - `connected` once, after the upgrade: the connection is registered and hears every event from now on;
-/// - any of `budget.changed`, `identity.linked`, `token.expiring`, `reauthenticated`, `error`;
+/// - any of `budget.changed`, `identity.linked`, `claims.changed`, `token.expiring`, `reauthenticated`, `error`;
 /// - at most one ending: `session.revoked` (close 4001), `user.deleted` then `session.revoked` (close 4001),
 ///   `token.expired` (close 4002), or a close 4008 when the user opened more sockets than allowed (the oldest goes).
 ///
@@ -71,6 +71,8 @@ public enum SessionEventType {
     public static let budgetChanged = "budget.changed"
     public static let identityLinked = "identity.linked"
     public static let userDeleted = "user.deleted"
+    /// The user's `app_metadata` changed (or the backend asked for fresh claims): refresh now to get them.
+    public static let claimsChanged = "claims.changed"
     public static let reauthenticated = "reauthenticated"
     public static let error = "error"
     /// Client → server.
@@ -94,8 +96,10 @@ public struct SessionRevocationReason: OpenWireValue, CaseIterable {
     public static let deleted = SessionRevocationReason(rawValue: "deleted")
     /// Support ended it: the CLI, a device reset, a revoked access code or signing key.
     public static let admin = SessionRevocationReason(rawValue: "admin")
+    /// The user was disabled (by the app's backend or support): sign-in answers 403 `user_disabled` until enabled.
+    public static let disabled = SessionRevocationReason(rawValue: "disabled")
     /// The kinds this version knows (a newer server may send others).
-    public static let allCases: [SessionRevocationReason] = [.logout, .logoutGlobal, .reuseDetected, .deleted, .admin]
+    public static let allCases: [SessionRevocationReason] = [.logout, .logoutGlobal, .reuseDetected, .deleted, .admin, .disabled]
 }
 
 /// Close codes of the event stream.

@@ -305,6 +305,38 @@ enum Migrations {
                 "CREATE INDEX passkey_challenges_expires_at ON passkey_challenges(expires_at)",
             ]
         ),
+        (
+            16,
+            [
+                // The webhook outbox: an event is written in the transaction of the change it tells (no foreign key to
+                // users: `user.deleted` outlives its user), then fanned out to the configured endpoints (one delivery per
+                // event and endpoint) and delivered with retries. `endpoint` set: for that endpoint only (`send-test`).
+                """
+                CREATE TABLE webhook_events (
+                    id TEXT PRIMARY KEY, type TEXT NOT NULL, user_id TEXT, data TEXT NOT NULL,
+                    created_at DOUBLE PRECISION NOT NULL, endpoint TEXT, fanned_out INTEGER NOT NULL DEFAULT 0) {clustered}
+                """,
+                "CREATE INDEX webhook_events_fan_out ON webhook_events(fanned_out, created_at)",
+                // `status`: pending, delivered or failed; leased by `claimed_until` (FOR UPDATE SKIP LOCKED on PostgreSQL).
+                """
+                CREATE TABLE webhook_deliveries (
+                    event_id TEXT NOT NULL REFERENCES webhook_events(id) ON DELETE CASCADE, endpoint TEXT NOT NULL,
+                    status TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, created_at DOUBLE PRECISION NOT NULL,
+                    next_attempt_at DOUBLE PRECISION NOT NULL, claimed_until DOUBLE PRECISION, last_attempt_at DOUBLE PRECISION,
+                    last_status INTEGER, last_error TEXT, finished_at DOUBLE PRECISION, PRIMARY KEY (event_id, endpoint)) {clustered}
+                """,
+                "CREATE INDEX webhook_deliveries_due ON webhook_deliveries(status, next_attempt_at)",
+                // An endpoint that answered 410 stays disabled (across restarts) until `latchkey webhooks enable <name>`.
+                """
+                CREATE TABLE webhook_endpoint_states (
+                    name TEXT PRIMARY KEY, disabled_at DOUBLE PRECISION, disabled_reason TEXT) {clustered}
+                """,
+                // A disabled user (backend API, support): every sign-in and refresh answers 403 user_disabled.
+                "ALTER TABLE users ADD COLUMN disabled_at DOUBLE PRECISION",
+                // The backend's app_metadata: a JSON object's text, carried in every access token as `app_metadata`.
+                "ALTER TABLE users ADD COLUMN app_metadata TEXT",
+            ]
+        ),
     ]
 
     /// Applies every migration not yet recorded, all in one transaction.
