@@ -139,6 +139,26 @@ import Testing
         }
     }
 
+    /// Two processes on one database (PostgreSQL with `LATCHKEY_TEST_BACKEND=postgresql`) passing at once: each event
+    /// reaches the endpoint once.
+    @Test func twoProcessesDeliverEachEventOnce() async throws {
+        let receiver = WebhookReceiver()
+        try await receiver.run { url in
+            let first = try await Self.server(url)
+            let second = try await Self.server(url, database: first.databasePath)
+            try await first.test(.router) { client in
+                for _ in 0..<5 { _ = try await client.registerDevice() }
+                async let a = first.services.webhooks.deliverDue()
+                async let b = second.services.webhooks.deliverDue()
+                #expect(await a + b == 10)
+                let ids = receiver.deliveries.map(\.id)
+                #expect(ids.count == 10)
+                #expect(Set(ids).count == 10)
+            }
+            await second.close()
+        }
+    }
+
     @Test func aRolledBackChangeWritesNoEvent() async throws {
         let receiver = WebhookReceiver()
         try await receiver.run { url in
