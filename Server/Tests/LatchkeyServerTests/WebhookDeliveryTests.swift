@@ -196,6 +196,20 @@ import Testing
         }
     }
 
+    @Test func theAPIDocumentHasEachPayloadWithItsTypeEnum() async throws {
+        try await withServer(.router) { client, _ in
+            let response = try await client.send(.get, "/openapi.json")
+            let document = try #require(try JSONSerialization.jsonObject(with: Data(response.text.utf8)) as? [String: Any])
+            let schemas = try #require((document["components"] as? [String: Any])?["schemas"] as? [String: Any])
+            func typeEnum(_ name: String) -> [String]? {
+                (((schemas[name] as? [String: Any])?["properties"] as? [String: Any])?["type"] as? [String: Any])?["enum"] as? [String]
+            }
+            #expect(typeEnum("WebhookEvent") == WebhookEventType.allCases.map(\.rawValue))
+            #expect(typeEnum("WebhookSessionRevoked") == ["session.revoked"])
+            #expect(typeEnum("WebhookUserCreated") == ["user.created"])
+        }
+    }
+
     @Test func configurationRefusesBadEndpointsWithoutShowingTheSecret() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-webhooks-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
