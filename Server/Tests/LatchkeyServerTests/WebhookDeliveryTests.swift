@@ -196,6 +196,27 @@ import Testing
         }
     }
 
+    @Test func theConsoleShowsEndpointsAndDeliveriesWithoutSecretOrBody() async throws {
+        let receiver = WebhookReceiver()
+        receiver.answer(500)
+        try await receiver.run { url in
+            try await AdminConsoleTests.withConsole({
+                $0.webhooks = WebhooksConfiguration(endpoints: [Self.endpoint(url)])
+                $0.webhooks.pollInterval = 86_400
+            }) { browser, client, server in
+                try await browser.setUp(server)
+                let device = try await client.registerDevice()
+                await server.services.webhooks.deliverDue()
+                let page = try await browser.get("/admin/webhooks")
+                #expect(page.status == .ok)
+                #expect(page.text.contains("<td>app</td>"))
+                #expect(page.text.contains("<code>session.created</code>"))
+                #expect(page.text.contains("<td>500</td>"))
+                #expect(!page.text.contains(WebhookReceiver.secret) && !page.text.contains(device.accessToken))
+            }
+        }
+    }
+
     @Test func theAPIDocumentHasEachPayloadWithItsTypeEnum() async throws {
         try await withServer(.router) { client, _ in
             let response = try await client.send(.get, "/openapi.json")
