@@ -63,6 +63,23 @@ import Testing
         }
     }
 
+    @Test func aConfirmedFactorAndSupportsResetEachTellTheirFactor() async throws {
+        let receiver = WebhookReceiver()
+        try await receiver.run { url in
+            let server = try await Self.server(url)
+            try await server.test(.router) { client in
+                let device = try await client.registerDevice()
+                let factor = try await client.confirmedFactor(bearer: device.accessToken, at: server.clock.now())
+                #expect(try await server.services.secondFactors.reset(userID: device.userID) == 1)
+                await server.services.webhooks.deliverDue()
+                let events = receiver.deliveries.filter { $0.type.hasPrefix("mfa.") }
+                #expect(events.map(\.type) == ["mfa.enabled", "mfa.disabled"])
+                #expect(events.allSatisfy { $0.data["factor_id"] == factor.factorID && $0.data["factor_type"] == "totp" })
+                #expect(!receiver.deliveries.contains { $0.body.contains(factor.secret) })
+            }
+        }
+    }
+
     @Test func aFailedAttemptIsRetriedWithTheSameIDWhenTheScheduleSays() async throws {
         let receiver = WebhookReceiver()
         receiver.answer(500)
