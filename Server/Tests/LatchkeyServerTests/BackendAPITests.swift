@@ -37,6 +37,19 @@ import Testing
         }
     }
 
+    @Test func everyNamedKeyWorksAndIsAuditedByItsName() async throws {
+        let old = ServiceKeyEntry(name: "old", key: String(repeating: "o", count: 32))
+        let new = ServiceKeyEntry(name: "new", key: String(repeating: "n", count: 32))
+        try await withServer(.live, configure: { $0.backendServiceKeys = [old, new] }) { client, server in
+            let device = try await client.registerDevice()
+            for entry in [old, new] {
+                #expect(try await client.send(.post, Backend.path(device.userID, "refresh-claims"), bearer: entry.key).status == .noContent)
+            }
+            let actors = try await server.services.audit.events(AuditQuery(action: AuditAction.userClaimsRefresh)).map(\.actor)
+            #expect(Set(actors) == ["backend:old", "backend:new"])
+        }
+    }
+
     @Test func getShowsTheUserWithDevicesAndTheDisabledFlag() async throws {
         try await Self.withBackend { client, _ in
             let device = try await client.registerDevice()
