@@ -29,6 +29,20 @@ import Testing
         }
     }
 
+    @Test func theUsersSocketsHearSessionRevokedDisabledAndClose() async throws {
+        let server = try await TestServer.make(configure: Backend.configure)
+        try await server.test(.live) { client in
+            let pair = try await client.registerDevice()
+            let socket = try await EventSocketClient.open(port: client.port!, token: pair.accessToken)
+            #expect(try await socket.next().type == "connected")
+            #expect(try await client.send(.post, Backend.path(pair.userID, "disable"), bearer: Backend.key).status == .ok)
+            let revoked = try await socket.next()
+            #expect(revoked.type == "session.revoked")
+            #expect(revoked.reason == "disabled")
+            #expect(try await socket.closeCode() == 4001)
+        }
+    }
+
     @Test func enablingLetsTheUserSignInAgainButEndedSessionsStayEnded() async throws {
         try await withServer(.live, configure: Backend.configure) { client, _ in
             let device = try await client.registerDevice()
