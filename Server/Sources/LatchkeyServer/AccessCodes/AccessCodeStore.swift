@@ -3,6 +3,7 @@ import SQLKit
 
 /// Access codes' bookkeeping: who they are for, when they expire, whether they were revoked.
 package protocol AccessCodeStore: AccessCodeLookup {
+    /// Records a new code; ``ServiceError/userDisabled`` when its user is disabled (a disabled user gets no new bearer).
     func insertAccessCode(_ code: AccessCodeRecord) async throws
     func accessCodes() async throws -> [AccessCodeRecord]
     /// The codes issued for `userID`, newest first.
@@ -15,6 +16,9 @@ package protocol AccessCodeStore: AccessCodeLookup {
 extension SQLLatchkeyStore: AccessCodeStore {
     package func insertAccessCode(_ code: AccessCodeRecord) async throws {
         try await self.database.transaction { sql in
+            // A disabled user gets no new bearer: codes that existed when they were disabled were revoked with them.
+            let row = try await sql.raw("SELECT disabled_at FROM users WHERE id = \(bind: code.userID)").first()
+            guard try row?.optionalDate("disabled_at") == nil else { throw ServiceError.userDisabled }
             try await sql.raw(
                 """
                 INSERT INTO access_codes (id, user_id, note, created_at, expires_at)
