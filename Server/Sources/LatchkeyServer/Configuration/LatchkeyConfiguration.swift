@@ -54,6 +54,8 @@ import Logging
 /// - `apple.*`: Sign in with Apple; see ``AppleConfiguration``
 /// - `providers.*`: third-party identity providers (Clerk, any OIDC issuer); see ``IdentityProviderConfiguration``
 /// - `passkeys.*` and `limits.passkeys`: passkeys (WebAuthn), off until `passkeys.rp-id` is set; see ``PasskeyConfiguration``
+/// - `webhooks.*`: signed webhooks to the app's backend; see ``WebhooksConfiguration``
+/// - `backend.service-keys` (file only): named Bearer keys of the app's backend; see ``ServiceKeyEntry``
 /// - `log-level` (`LATCHKEY_LOG_LEVEL`, default `info`)
 public struct LatchkeyConfiguration: Sendable {
     public var host: String = "127.0.0.1"
@@ -142,6 +144,12 @@ public struct LatchkeyConfiguration: Sendable {
     public var passkeys = PasskeyConfiguration()
     /// The admin console (`admin.*`).
     public var admin = AdminConfiguration()
+    /// Webhooks to the app's backend (`webhooks.*`).
+    public var webhooks = WebhooksConfiguration()
+    /// `backend.service-keys`: the app backend's named Bearer keys (empty when any entry is wrong).
+    public var backendServiceKeys: [ServiceKeyEntry] = []
+    /// What is wrong with `backend.service-keys`, never quoting a key; ``LatchkeyServices`` refuses to start with any.
+    var backendServiceKeyProblems: [String] = []
     /// What was wrong with `providers.*`; ``LatchkeyServices`` refuses to start with any.
     public var invalidProviders: [String] = []
     /// Every setting read by ``load(overrides:configFile:environment:)``, by key, with its value and source (empty for a
@@ -209,6 +217,9 @@ public struct LatchkeyConfiguration: Sendable {
         self.passkeys = PasskeyConfiguration(reader: reader.scoped(to: "passkeys"), limits: reader.scoped(to: "limits"))
         self.admin = AdminConfiguration(reader: reader.scoped(to: "admin"))
         (self.identityProviders, self.invalidProviders) = IdentityProviderConfiguration.providers(reader: reader.scoped(to: "providers"))
+        self.webhooks = WebhooksConfiguration(reader: reader.scoped(to: "webhooks"))
+        let serviceKeys = ServiceKeyEntry.entries(reader: reader)
+        (self.backendServiceKeys, self.backendServiceKeyProblems) = (serviceKeys.entries, serviceKeys.problems)
         self.logLevel = reader.string(forKey: "log-level").flatMap(Logger.Level.init(rawValue:)) ?? defaults.logLevel
     }
 
