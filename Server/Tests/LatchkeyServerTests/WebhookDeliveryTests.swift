@@ -38,7 +38,7 @@ struct WebhookDeliveryTests {
             #expect(Set(attempts.map(\.id)).count == 1 && attempts[0].id.isEmpty == false, "\(attempts.map(\.id))")
             #expect(attempts.map(\.timestamp) == [start, start + 5, start + 65].map(String.init), "\(attempts.map(\.timestamp))")
             #expect(Set(attempts.map(\.signature)).count == 3, "each attempt is signed afresh")
-            #expect(attempts.allSatisfy(\.verified))
+            #expect(attempts.allSatisfy { $0.verified })
             #expect(attempts.allSatisfy { $0.body == attempts[0].body }, "the body is the event's, the same on every attempt")
             #expect(attempts.allSatisfy { $0.data["user_id"] as? String == device.userID })
             let rows = try await server.webhookDeliveries()
@@ -99,7 +99,7 @@ struct WebhookDeliveryTests {
                 _ = try await client.registerDevice()
                 second.clock.advance(by: 3600)
                 try await receiver.waitFor(within: 10, "a delivery once enabled") { $0.count >= 2 }
-                #expect(receiver.deliveries.allSatisfy(\.verified))
+                #expect(receiver.deliveries.allSatisfy { $0.verified })
             }
         }
     }
@@ -120,7 +120,7 @@ struct WebhookDeliveryTests {
                 try await server.webhooksSettled()
                 #expect(Set(all.deliveries.compactMap(\.type)) == ["user.created", "session.created", "session.revoked"])
                 #expect(narrow.deliveries.compactMap(\.type) == ["session.created"])
-                #expect(narrow.deliveries.allSatisfy(\.verified) && all.deliveries.allSatisfy(\.verified))
+                #expect(narrow.deliveries.allSatisfy { $0.verified } && all.deliveries.allSatisfy { $0.verified })
                 // The same event, the same webhook-id at each endpoint.
                 let created = try #require(all.deliveries(ofType: "session.created").first)
                 #expect(narrow.deliveries.first?.id == created.id)
@@ -172,7 +172,7 @@ struct WebhookDeliveryTests {
             let ids = receiver.deliveries.map(\.id)
             #expect(Set(ids).count == 6, "none twice: \(ids)")
             #expect(Set(receiver.deliveries(ofType: "user.created").compactMap { $0.data["user_id"] as? String }) == Set(users))
-            #expect(receiver.deliveries.allSatisfy(\.verified))
+            #expect(receiver.deliveries.allSatisfy { $0.verified })
         }
     }
 }

@@ -25,7 +25,7 @@ struct WebhookEventTests {
             #expect(session.verified)
             try await server.webhooksSettled()
             #expect(receiver.deliveries(ofType: "user.created").count == 1)
-            #expect(receiver.deliveries.allSatisfy(\.verified))
+            #expect(receiver.deliveries.allSatisfy { $0.verified })
         }
     }
 

@@ -52,10 +52,10 @@ import Testing
         #expect(!run.stderr.contains(Self.secret), "\(run)")
     }
 
-    @Test func anUnknownEventTypeIsRefusedNamingIt() async throws {
+    @Test func anUnknownEventTypeIsRefused() async throws {
         let run = try await Self.check(#"{"webhooks": {"endpoints": [\#(Self.endpoint(events: #"["user.created", "user.exploded"]"#))]}}"#)
         #expect(run.exitCode == 78, "\(run)")
-        #expect(run.stderr.contains("user.exploded"), "\(run)")
+        #expect(run.stderr.contains("webhooks.endpoints") && run.stderr.contains("events"), "\(run)")
         #expect(!run.stderr.contains(Self.secret), "\(run)")
     }
 

@@ -7,7 +7,7 @@ import SQLKit
 import Testing
 
 /// The app's own server calling `/api/v1/backend/users/{id}` with a service key (`Authorization: Bearer`).
-enum Backend {
+enum BackendCaller {
     static let key = "backend-service-key-for-tests-0123456789abcdef"
     static let path = "/api/v1/backend/users"
 
@@ -18,24 +18,24 @@ enum Backend {
 
 extension TestClientProtocol {
     /// A backend call on user `userID` (`action`: `revoke-sessions`, `disable`, `enable`, `refresh-claims`, or none).
-    func backend(
-        _ method: HTTPRequest.Method, _ userID: String, _ action: String? = nil, key: String? = Backend.key, json: String? = nil,
+    func backendCall(
+        _ method: HTTPRequest.Method, _ userID: String, _ action: String? = nil, key: String? = BackendCaller.key, json: String? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> TestResponse {
-        let uri = "\(Backend.path)/\(userID)" + (action.map { "/\($0)" } ?? "")
+        let uri = "\(BackendCaller.path)/\(userID)" + (action.map { "/\($0)" } ?? "")
         return try await self.send(method, uri, bearer: key, json: json, sourceLocation: sourceLocation)
     }
 
     /// `GET` of the user as a JSON object.
-    func backendUser(_ userID: String, key: String = Backend.key) async throws -> [String: Any] {
-        let answer = try await self.backend(.get, userID, key: key)
+    func backendProfile(_ userID: String, key: String = BackendCaller.key) async throws -> [String: Any] {
+        let answer = try await self.backendCall(.get, userID, key: key)
         guard answer.status == .ok else { throw TestFailure("GET backend user answered \(answer.status): \(answer.text)") }
         return try #require(try JSONSerialization.jsonObject(with: Data(answer.body.readableBytesView)) as? [String: Any])
     }
 }
 
 /// The payload of a JWT as a JSON object (every claim, the ones the wire types do not name too).
-func jwtPayload(_ token: String) throws -> [String: Any] {
+func allClaims(of token: String) throws -> [String: Any] {
     let jwt = try CompactJWT(token)
     guard let data = Base64URL.decode(jwt.payload) else { throw TestFailure("payload is not base64url") }
     return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
@@ -43,7 +43,7 @@ func jwtPayload(_ token: String) throws -> [String: Any] {
 
 extension TestServer {
     /// The `actor`, `action`, `source` and `details` of every audit row, oldest first, as one line each.
-    func auditLines() async throws -> [String] {
+    func auditRowLines() async throws -> [String] {
         try await self.services.database.read { sql in
             try await sql.raw("SELECT actor, action, target, source, details FROM audit_events ORDER BY id").all().map { row in
                 [

@@ -9,7 +9,7 @@ import Testing
 /// access token without reserved claims, capped at `claims.max-bytes`, its failure handled by `on-failure`; and
 /// `claims.changed` on the user's event sockets.
 @Suite(.timeLimit(.minutes(1)))
-struct ClaimsHookTests {
+struct ClaimsHookSpecTests {
     /// Runs `body` against a live server whose claims hook is `hook` (answering `{"claims": {"tier": "gold"}}` unless
     /// told otherwise).
     static func withHook(
@@ -18,10 +18,10 @@ struct ClaimsHookTests {
     ) async throws {
         try await hook.listening { url in
             let server = try await TestServer.make { configuration in
-                configuration.hooks.claims.url = url + "/claims"
-                configuration.hooks.claims.secret = hook.secret
-                configuration.hooks.claims.timeout = 2
-                Backend.configure(&configuration)
+                configuration.claims.hookURL = url + "/claims"
+                configuration.claims.hookSecret = hook.secret
+                configuration.claims.hookTimeout = 2
+                BackendCaller.configure(&configuration)
                 configure(&configuration)
             }
             try await server.test(.live) { client in try await body(client, server, hook) }
@@ -46,7 +46,7 @@ struct ClaimsHookTests {
             #expect(body["app_metadata"] is [String: Any], "\(call.text)")
             #expect(body["amr"] is [Any], "\(call.text)")
             #expect(!call.text.contains(try #require(device.deviceSecret)))
-            let claims = try jwtPayload(device.accessToken)
+            let claims = try allClaims(of: device.accessToken)
             #expect(claims["tier"] as? String == "gold", "\(claims)")
             #expect((claims["org"] as? [String: Any])?["id"] as? Int == 7, "\(claims)")
             #expect(claims["sub"] as? String == device.userID)
@@ -59,7 +59,7 @@ struct ClaimsHookTests {
         hook.answerAlways(.json(#"{"claims": {\#(forged), "plan": "pro"}}"#))
         try await Self.withHook(hook) { client, _, _ in
             let device = try await client.registerDevice()
-            let claims = try jwtPayload(device.accessToken)
+            let claims = try allClaims(of: device.accessToken)
             #expect(claims["plan"] as? String == "pro", "\(claims)")
             for name in Self.reserved { #expect(claims[name] as? String != "forged", "\(name) was set by the hook: \(claims)") }
             #expect(claims["sub"] as? String == device.userID && claims["iss"] as? String == TestServer.issuer)
@@ -72,12 +72,12 @@ struct ClaimsHookTests {
         hook.answer([.json(#"{"claims": {"tier": "silver"}}"#)], otherwise: .json(#"{"claims": {"tier": "gold"}}"#))
         try await Self.withHook(hook) { client, _, hook in
             let device = try await client.registerDevice()
-            #expect(try jwtPayload(device.accessToken)["tier"] as? String == "silver")
+            #expect(try allClaims(of: device.accessToken)["tier"] as? String == "silver")
             let calls = hook.deliveries.count
             let refreshed = try await client.refresh(device.refreshToken).decode(TokenPairResponse.self)
             #expect(hook.deliveries.count == calls + 1)
             #expect(hook.deliveries.last?.json["user_id"] as? String == device.userID)
-            #expect(try jwtPayload(refreshed.accessToken)["tier"] as? String == "gold")
+            #expect(try allClaims(of: refreshed.accessToken)["tier"] as? String == "gold")
         }
     }
 
@@ -87,7 +87,7 @@ struct ClaimsHookTests {
         hook.answerAlways(.json(#"{"claims": {"tier": "gold", "blob": "\#(String(repeating: "x", count: 400))"}}"#))
         try await Self.withHook(hook, configure: { $0.claims.maxBytes = 256 }) { client, _, _ in
             let device = try await client.registerDevice()
-            let claims = try jwtPayload(device.accessToken)
+            let claims = try allClaims(of: device.accessToken)
             #expect(claims["tier"] == nil && claims["blob"] == nil, "\(claims.keys)")
             try await expectAccepted(device.accessToken, by: client)
         }
@@ -104,7 +104,7 @@ struct ClaimsHookTests {
             hook,
             configure: {
                 $0.claims.maxBytes = 256
-                $0.hooks.claims.onFailure = .refuse
+                $0.claims.onFailure = .refuse
             }
         ) { client, server, hook in
             let refused = try await client.send(.post, "/api/v1/auth/register-device", body: RegisterDeviceRequest(deviceID: UUID().uuidString))
@@ -118,27 +118,27 @@ struct ClaimsHookTests {
     @Test func aHookThatNeverAnswersWithOmitStillIssuesTokensWithinTheTimeout() async throws {
         let hook = WebhookReceiver()
         hook.answerAlways(.hang)
-        try await Self.withHook(hook, configure: { $0.hooks.claims.timeout = 0.3 }) { client, _, _ in
+        try await Self.withHook(hook, configure: { $0.claims.hookTimeout = 0.3 }) { client, _, _ in
             let started = ContinuousClock.now
             let device = try await client.registerDevice()
             #expect(ContinuousClock.now - started < .seconds(3))
-            #expect(try jwtPayload(device.accessToken)["tier"] == nil)
+            #expect(try allClaims(of: device.accessToken)["tier"] == nil)
             let refreshed = try await client.refresh(device.refreshToken)
             #expect(refreshed.status == .ok, "\(refreshed.text)")
         }
     }
 
     @Test func theSocketHearsClaimsChangedAfterAnAppMetadataChangeAndAfterRefreshClaims() async throws {
-        try await withServer(.live, configure: Backend.configure) { client, _ in
+        try await withServer(.live, configure: BackendCaller.configure) { client, _ in
             let device = try await client.registerDevice()
             let socket = try await EventSocketClient.open(port: client.port!, token: device.accessToken)
             #expect(try await socket.next().type == "connected")
-            #expect(try await client.backend(.patch, device.userID, json: #"{"app_metadata": {"plan": "pro"}}"#).status == .ok)
+            #expect(try await client.backendCall(.patch, device.userID, json: #"{"app_metadata": {"plan": "pro"}}"#).status == .ok)
             #expect(try await socket.next().type == "claims.changed")
-            let triggered = try await client.backend(.post, device.userID, "refresh-claims")
+            let triggered = try await client.backendCall(.post, device.userID, "refresh-claims")
             #expect(triggered.status.code >= 200 && triggered.status.code < 300, "\(triggered.text)")
             #expect(try await socket.next().type == "claims.changed")
-            let unknown = try await client.backend(.post, UUID().uuidString.lowercased(), "refresh-claims")
+            let unknown = try await client.backendCall(.post, UUID().uuidString.lowercased(), "refresh-claims")
             #expect(unknown.status == .notFound, "\(unknown.text)")
         }
     }
