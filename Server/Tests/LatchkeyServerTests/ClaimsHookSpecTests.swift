@@ -13,8 +13,8 @@ struct ClaimsHookSpecTests {
     /// Runs `body` against a live server whose claims hook is `hook` (answering `{"claims": {"tier": "gold"}}` unless
     /// told otherwise).
     static func withHook(
-        _ hook: WebhookReceiver = WebhookReceiver(), configure: @escaping @Sendable (inout LatchkeyConfiguration) -> Void = { _ in },
-        _ body: @escaping @Sendable (any TestClientProtocol, TestServer, WebhookReceiver) async throws -> Void
+        _ hook: WebhookPeer = WebhookPeer(), configure: @escaping @Sendable (inout LatchkeyConfiguration) -> Void = { _ in },
+        _ body: @escaping @Sendable (any TestClientProtocol, TestServer, WebhookPeer) async throws -> Void
     ) async throws {
         try await hook.listening { url in
             let server = try await TestServer.make { configuration in
@@ -31,7 +31,7 @@ struct ClaimsHookSpecTests {
     static let reserved = ["iss", "sub", "aud", "exp", "nbf", "iat", "jti", "sid", "kind", "did", "att", "aal", "amr", "cnf"]
 
     @Test func theHookIsCalledSignedWithTheUserAndItsClaimsAreMerged() async throws {
-        let hook = WebhookReceiver()
+        let hook = WebhookPeer()
         hook.answerAlways(.json(#"{"claims": {"tier": "gold", "org": {"id": 7}}}"#))
         try await Self.withHook(hook) { client, _, hook in
             let device = try await client.registerDevice()
@@ -54,7 +54,7 @@ struct ClaimsHookSpecTests {
     }
 
     @Test func reservedClaimsInTheAnswerAreDroppedAndTheRestMerged() async throws {
-        let hook = WebhookReceiver()
+        let hook = WebhookPeer()
         let forged = Self.reserved.map { #""\#($0)": "forged""# }.joined(separator: ", ")
         hook.answerAlways(.json(#"{"claims": {\#(forged), "plan": "pro"}}"#))
         try await Self.withHook(hook) { client, _, _ in
@@ -68,7 +68,7 @@ struct ClaimsHookSpecTests {
     }
 
     @Test func aRefreshCallsTheHookAgain() async throws {
-        let hook = WebhookReceiver()
+        let hook = WebhookPeer()
         hook.answer([.json(#"{"claims": {"tier": "silver"}}"#)], otherwise: .json(#"{"claims": {"tier": "gold"}}"#))
         try await Self.withHook(hook) { client, _, hook in
             let device = try await client.registerDevice()
@@ -83,7 +83,7 @@ struct ClaimsHookSpecTests {
 
     /// An answer over `claims.max-bytes` is a failed hook: with `omit` the token comes without the hook's claims.
     @Test func anOversizedAnswerWithOmitIssuesTheTokenWithoutTheHooksClaims() async throws {
-        let hook = WebhookReceiver()
+        let hook = WebhookPeer()
         hook.answerAlways(.json(#"{"claims": {"tier": "gold", "blob": "\#(String(repeating: "x", count: 400))"}}"#))
         try await Self.withHook(hook, configure: { $0.claims.maxBytes = 256 }) { client, _, _ in
             let device = try await client.registerDevice()
@@ -95,10 +95,10 @@ struct ClaimsHookSpecTests {
 
     /// With `refuse`, a failed hook (oversized, 500) answers 503 and nothing changes: no user, no session.
     @Test(arguments: [
-        WebhookReceiver.Answer.json(#"{"claims": {"blob": "\#(String(repeating: "x", count: 400))"}}"#), .status(500), .json("not json"),
+        WebhookPeer.Answer.json(#"{"claims": {"blob": "\#(String(repeating: "x", count: 400))"}}"#), .status(500), .json("not json"),
     ])
-    func aFailedHookWithRefuseIs503AndStartsNoSession(answer: WebhookReceiver.Answer) async throws {
-        let hook = WebhookReceiver()
+    func aFailedHookWithRefuseIs503AndStartsNoSession(answer: WebhookPeer.Answer) async throws {
+        let hook = WebhookPeer()
         hook.answerAlways(answer)
         try await Self.withHook(
             hook,
@@ -116,7 +116,7 @@ struct ClaimsHookSpecTests {
     }
 
     @Test func aHookThatNeverAnswersWithOmitStillIssuesTokensWithinTheTimeout() async throws {
-        let hook = WebhookReceiver()
+        let hook = WebhookPeer()
         hook.answerAlways(.hang)
         try await Self.withHook(hook, configure: { $0.claims.hookTimeout = 0.3 }) { client, _, _ in
             let started = ContinuousClock.now

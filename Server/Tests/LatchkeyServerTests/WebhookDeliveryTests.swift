@@ -1,258 +1,216 @@
 import Foundation
-import HummingbirdTesting
 import LatchkeyAPI
-import LatchkeyServer
-import SQLKit
 import Testing
 
-/// Issue 35, delivery: from the outbox written with the change, to each endpoint, retried on the server's clock per
-/// `webhooks.retry-schedule` (the first attempt immediate), a 2xx ends it, a 410 disables the endpoint until
-/// `latchkey webhooks enable`, a used-up schedule fails it; `webhook-id` stable, `webhook-timestamp` and the signature
-/// made afresh per attempt.
-@Suite(.timeLimit(.minutes(1)))
-struct WebhookDeliveryTests {
-    /// Moves the clock `seconds` and waits (real time, briefly) to see that no further request came.
-    static func expectNothingMore(than count: Int, _ receiver: WebhookReceiver, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        try await Task.sleep(for: .milliseconds(300))
-        #expect(receiver.deliveries.count == count, "\(receiver.deliveries.map(\.text))", sourceLocation: sourceLocation)
+@testable import LatchkeyServer
+
+/// Webhooks from the server's side: events written with their change, delivered signed to a receiver on a real socket,
+/// retried on the server's clock, and an endpoint that answers 410 disabled for good.
+@Suite struct WebhookDeliveryTests {
+    static func endpoint(_ url: String, events: [String] = ["*"]) -> WebhookEndpoint {
+        WebhookEndpoint(name: "app", url: url, secret: WebhookReceiver.secret, events: events)
     }
 
-    @Test func a500IsRetriedPerTheScheduleWithTheSameIDAndAFreshTimestampAndSignatureUntilA2xx() async throws {
-        let receiver = WebhookReceiver()
-        receiver.answer([.status(500), .status(503)], otherwise: .status(200))
-        try await withWebhookServer(receiver: receiver, events: ["user.created"], configure: { $0.webhooks.retrySchedule = [5, 60] }) {
-            client, server, receiver in
-            let start = Int(server.clock.now().timeIntervalSince1970)
-            let device = try await client.registerDevice()
-            try await receiver.waitFor(count: 1)
-            server.clock.advance(by: 4)
-            try await Self.expectNothingMore(than: 1, receiver)
-            server.clock.advance(by: 1)
-            try await receiver.waitFor(count: 2)
-            server.clock.advance(by: 59)
-            try await Self.expectNothingMore(than: 2, receiver)
-            server.clock.advance(by: 1)
-            let attempts = try await receiver.waitFor(count: 3)
-            try await server.webhooksSettled()
-
-            #expect(Set(attempts.map(\.id)).count == 1 && attempts[0].id.isEmpty == false, "\(attempts.map(\.id))")
-            #expect(attempts.map(\.timestamp) == [start, start + 5, start + 65].map(String.init), "\(attempts.map(\.timestamp))")
-            #expect(Set(attempts.map(\.signature)).count == 3, "each attempt is signed afresh")
-            #expect(attempts.allSatisfy { $0.verified })
-            #expect(attempts.allSatisfy { $0.body == attempts[0].body }, "the body is the event's, the same on every attempt")
-            #expect(attempts.allSatisfy { $0.data["user_id"] as? String == device.userID })
-            let rows = try await server.webhookDeliveries()
-            #expect(rows.count == 1 && rows.first?.status == "delivered" && rows.first?.attempts == 3, "\(rows)")
-            server.clock.advance(by: 86_400)
-            try await Self.expectNothingMore(than: 3, receiver)
+    static func server(_ url: String, database: String? = nil, directory: URL? = nil) async throws -> TestServer {
+        try await TestServer.make(directory: directory, database: database) {
+            $0.webhooks = WebhooksConfiguration(endpoints: [Self.endpoint(url)])
+            $0.webhooks.retrySchedule = [5, 60]
+            $0.webhooks.pollInterval = 86_400  // each test makes its passes itself
         }
     }
 
-    @Test func aScheduleUsedUpFailsTheDelivery() async throws {
+    @Test func registerLogoutAndDeleteArriveSignedInOrder() async throws {
         let receiver = WebhookReceiver()
-        receiver.answerAlways(.status(500))
-        try await withWebhookServer(receiver: receiver, events: ["user.created"], configure: { $0.webhooks.retrySchedule = [2, 3] }) {
-            client, server, receiver in
-            _ = try await client.registerDevice()
-            try await receiver.waitFor(count: 1)
-            server.clock.advance(by: 2)
-            try await receiver.waitFor(count: 2)
-            server.clock.advance(by: 3)
-            try await receiver.waitFor(count: 3)
-            try await server.webhooksSettled()
-            let rows = try await server.webhookDeliveries()
-            #expect(rows.count == 1 && rows.first?.status == "failed" && rows.first?.attempts == 3 && rows.first?.lastStatus == 500, "\(rows)")
-            server.clock.advance(by: 86_400)
-            try await Self.expectNothingMore(than: 3, receiver)
+        try await receiver.run { url in
+            let server = try await Self.server(url)
+            try await server.test(.router) { client in
+                let device = try await client.registerDevice()
+                #expect(try await client.send(.post, "/api/v1/auth/logout", bearer: device.accessToken).status == .ok)
+                let second = try await client.registerDevice()
+                #expect(try await client.send(.delete, "/api/v1/users/me", bearer: second.accessToken).status == .ok)
+                #expect(await server.services.webhooks.deliverDue() == 7)
+
+                let deliveries = receiver.deliveries
+                try #require(deliveries.count == 7)
+                #expect(deliveries.allSatisfy { $0.signatureValid })
+                #expect(Set(deliveries.map(\.id)).count == deliveries.count)
+                #expect(
+                    deliveries.map(\.type) == [
+                        "user.created", "session.created", "session.revoked", "user.created", "session.created", "session.revoked", "user.deleted",
+                    ])
+                #expect(deliveries[0].data["kind"] == "device")
+                #expect(deliveries[2].data["reason"] == "logout")
+                #expect(deliveries[5].data["reason"] == "deleted")
+                #expect(deliveries[6].data["user_id"] == deliveries[3].data["user_id"])
+                #expect(!deliveries.contains { $0.body.contains(device.accessToken) || $0.body.contains(device.refreshToken) })
+            }
         }
     }
 
-    /// A 410 disables the endpoint: nothing more goes to it, across a restart, until `latchkey webhooks enable <name>`.
+    /// No call from the test: the deliverer's poll runs each second of the server's clock.
+    @Test func thePollDeliversOnceTheServersClockMoves() async throws {
+        let receiver = WebhookReceiver()
+        try await receiver.run { url in
+            let server = try await TestServer.make { $0.webhooks = WebhooksConfiguration(endpoints: [Self.endpoint(url)]) }
+            try await server.test(.router) { client in
+                _ = try await client.registerDevice()
+                for _ in 0..<500 where receiver.deliveries.count < 2 {
+                    server.clock.advance(by: 1)
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                #expect(receiver.deliveries.map(\.type) == ["user.created", "session.created"])
+            }
+        }
+    }
+
+    @Test func aFailedAttemptIsRetriedWithTheSameIDWhenTheScheduleSays() async throws {
+        let receiver = WebhookReceiver()
+        receiver.answer(500)
+        try await receiver.run { url in
+            let server = try await Self.server(url)
+            try await server.test(.router) { _ in
+                _ = try await server.services.users.register(userID: "webhook-retry-\(UUID().uuidString)")
+                #expect(await server.services.webhooks.deliverDue() == 0)
+                server.clock.advance(by: 4)
+                #expect(await server.services.webhooks.deliverDue() == 0)  // the first wait (5 s) is not over
+                receiver.answer(200)
+                server.clock.advance(by: 1)
+                #expect(await server.services.webhooks.deliverDue() == 1)
+                let attempts = receiver.deliveries
+                try #require(attempts.count == 2)
+                #expect(attempts[0].id == attempts[1].id)
+                #expect(attempts[1].timestamp == attempts[0].timestamp + 5)
+                #expect(attempts.allSatisfy { $0.signatureValid })
+                let delivery = try #require(try await server.services.store.webhookDeliveries(endpoint: "app", status: nil, limit: 5).first)
+                #expect(delivery.status == .delivered)
+                #expect(delivery.attempts == 2)
+                #expect(delivery.lastStatus == 200)
+            }
+        }
+    }
+
+    @Test func theScheduleUsedUpFailsTheDelivery() async throws {
+        let receiver = WebhookReceiver()
+        receiver.answer(503)
+        try await receiver.run { url in
+            let server = try await Self.server(url)
+            try await server.test(.router) { _ in
+                _ = try await server.services.users.register(userID: "webhook-fail-\(UUID().uuidString)")
+                for wait in [0, 5, 60] as [TimeInterval] {
+                    server.clock.advance(by: wait)
+                    await server.services.webhooks.deliverDue()
+                }
+                let delivery = try #require(try await server.services.store.webhookDeliveries(endpoint: "app", status: nil, limit: 5).first)
+                #expect(delivery.status == .failed)
+                #expect(delivery.attempts == 3)
+                #expect(delivery.lastStatus == 503)
+                #expect(receiver.deliveries.count == 3)
+            }
+        }
+    }
+
     @Test func a410DisablesTheEndpointAcrossARestartUntilEnabled() async throws {
         let receiver = WebhookReceiver()
-        receiver.answer([.status(410)], otherwise: .status(200))
+        receiver.answer(410)
+        try await receiver.run { url in
+            let first = try await Self.server(url)
+            let database = first.databasePath
+            let directory = first.directory
+            _ = try await first.services.users.register(userID: "webhook-gone-1-\(UUID().uuidString)")
+            await first.services.webhooks.deliverDue()
+            #expect(receiver.deliveries.count == 1)
+            _ = try await first.services.users.register(userID: "webhook-gone-2-\(UUID().uuidString)")
+            await first.services.webhooks.deliverDue()
+            #expect(receiver.deliveries.count == 1)  // disabled: nothing more is sent
+            await first.close()
+
+            receiver.answer(200)
+            let second = try await Self.server(url, database: database, directory: directory)
+            try await second.test(.router) { _ in
+                _ = try await second.services.users.register(userID: "webhook-gone-3-\(UUID().uuidString)")
+                await second.services.webhooks.deliverDue()
+                #expect(receiver.deliveries.count == 1)
+                #expect(try await second.services.store.disabledEndpoints().map(\.name) == ["app"])
+                #expect(try await second.services.store.enableEndpoint("app", at: second.clock.now()))
+                _ = try await second.services.users.register(userID: "webhook-gone-4-\(UUID().uuidString)")
+                #expect(await second.services.webhooks.deliverDue() == 1)  // only what was written after enabling
+                #expect(receiver.deliveries.count == 2)
+            }
+        }
+    }
+
+    @Test func aRolledBackChangeWritesNoEvent() async throws {
+        let receiver = WebhookReceiver()
+        try await receiver.run { url in
+            let server = try await Self.server(url)
+            try await server.test(.router) { _ in
+                let now = server.clock.now()
+                await #expect(throws: CancellationError.self) {
+                    try await server.services.database.transaction { sql in
+                        try await SQLLatchkeyStore.emit(.userUpdated, userID: "rolled-back", ["change": "email_set"], at: now, on: sql)
+                        throw CancellationError()
+                    }
+                }
+                _ = try await server.services.users.register(userID: "committed-\(UUID().uuidString)")
+                await server.services.webhooks.deliverDue()
+                #expect(receiver.deliveries.map(\.type) == ["user.created"])
+            }
+        }
+    }
+
+    @Test func aTestEventGoesToItsEndpointOnly() async throws {
+        let receiver = WebhookReceiver()
+        try await receiver.run { url in
+            let server = try await TestServer.make {
+                $0.webhooks = WebhooksConfiguration(endpoints: [
+                    WebhookEndpoint(name: "app", url: url, secret: WebhookReceiver.secret, events: ["user.deleted"]),
+                    WebhookEndpoint(name: "other", url: url + "?other", secret: WebhookReceiver.secret, events: ["*"]),
+                ])
+                $0.webhooks.pollInterval = 86_400
+            }
+            try await server.test(.router) { _ in
+                _ = try await server.services.store.queueTestEvent(endpoint: "app", at: server.clock.now())
+                #expect(await server.services.webhooks.deliverDue() == 1)
+                #expect(receiver.deliveries.map(\.type) == ["webhook.test"])
+            }
+        }
+    }
+
+    @Test func configurationRefusesBadEndpointsWithoutShowingTheSecret() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("latchkey-webhooks-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let database = try await TestBackend.general.freshDatabase(in: directory)
-        try await receiver.listening { url in
-            let configure: @Sendable (inout LatchkeyConfiguration) -> Void = {
-                $0.addWebhookEndpoint(url: url + "/webhook", secret: receiver.secret, events: ["user.created"])
-                $0.webhooks.retrySchedule = [1]
-            }
-            let first = try await TestServer.make(database: database, configure: configure)
-            try await first.test(.live) { client in
-                _ = try await client.registerDevice()
-                try await receiver.waitFor(count: 1)
-                try await first.webhooksSettled()
-                _ = try await client.registerDevice()
-                first.clock.advance(by: 3600)
-                try await Self.expectNothingMore(than: 1, receiver)
-            }
-            let second = try await TestServer.make(database: database, configure: configure)
-            try await second.test(.live) { client in
-                _ = try await client.registerDevice()
-                second.clock.advance(by: 3600)
-                try await Self.expectNothingMore(than: 1, receiver)
-                let enabled = try await second.cli("webhooks", "enable", "app")
-                #expect(enabled.exitCode == 0, "\(enabled)")
-                _ = try await client.registerDevice()
-                second.clock.advance(by: 3600)
-                try await receiver.waitFor(within: 10, "a delivery once enabled") { $0.count >= 2 }
-                #expect(receiver.deliveries.allSatisfy { $0.verified })
-            }
+        let file = directory.appendingPathComponent("config.json")
+        let secret = "whsec_" + Data(repeating: 9, count: 8).base64EncodedString()
+        try Data(
+            """
+            {"webhooks": {"endpoints": [{"name": "a", "url": "http://example.com/h", "secret": "\(secret)", "events": ["nope"]},
+                                        {"name": "a", "url": "https://example.com/h", "secret": "\(WebhookReceiver.secret)", "events": ["*"]}]}}
+            """.utf8
+        ).write(to: file)
+        let error = try await #require(throws: LatchkeyConfigurationError.self) {
+            try await LatchkeyConfiguration.load(overrides: [:], configFile: file.path, environment: [:])
         }
-    }
+        let text = "\(error)"
+        #expect(text.contains("webhooks.endpoints: entry 1: \"url\""))
+        #expect(text.contains("entry 1: \"secret\""))
+        #expect(text.contains("entry 1: \"events\""))
+        #expect(text.contains("entry 2: the name \"a\" is used twice"))
+        #expect(!text.contains(secret) && !text.contains(WebhookReceiver.secret))
 
-    /// `events`: `["*"]` takes every event, a list only those types.
-    @Test func eachEndpointGetsOnlyTheEventsItAskedFor() async throws {
-        let narrow = WebhookReceiver()
-        try await narrow.listening { narrowURL in
-            try await withWebhookServer(
-                configure: {
-                    $0.addWebhookEndpoint(name: "sessions", url: narrowURL + "/webhook", secret: narrow.secret, events: ["session.created"])
-                }
-            ) { client, server, all in
-                let device = try await client.registerDevice()
-                #expect(try await client.send(.post, "/api/v1/auth/logout", bearer: device.accessToken).status == .ok)
-                try await all.waitFor("session.revoked", data: ["session_id": device.sessionID])
-                try await narrow.waitFor("session.created", data: ["session_id": device.sessionID])
-                try await server.webhooksSettled()
-                #expect(Set(all.deliveries.compactMap(\.type)) == ["user.created", "session.created", "session.revoked"])
-                #expect(narrow.deliveries.compactMap(\.type) == ["session.created"])
-                #expect(narrow.deliveries.allSatisfy { $0.verified } && all.deliveries.allSatisfy { $0.verified })
-                // The same event, the same webhook-id at each endpoint.
-                let created = try #require(all.deliveries(ofType: "session.created").first)
-                #expect(narrow.deliveries.first?.id == created.id)
-            }
-        }
-    }
-
-    /// `latchkey webhooks send-test <endpoint>` queues a `webhook.test` for that endpoint only, whatever its `events`.
-    @Test func sendTestReachesOnlyThatEndpoint() async throws {
-        let narrow = WebhookReceiver()
-        try await narrow.listening { narrowURL in
-            try await withWebhookServer(
-                configure: { $0.addWebhookEndpoint(name: "deletions", url: narrowURL + "/webhook", secret: narrow.secret, events: ["user.deleted"]) }
-            ) { _, server, all in
-                let run = try await server.cli("webhooks", "send-test", "deletions")
-                #expect(run.exitCode == 0, "\(run)")
-                server.clock.advance(by: 60)
-                let test = try await narrow.waitFor("webhook.test")
-                #expect(test.verified)
-                try await server.webhooksSettled()
-                #expect(all.deliveries.isEmpty, "\(all.deliveries.map(\.text))")
-                #expect(narrow.deliveries.count == 1)
-            }
-        }
-    }
-
-    /// The receiver is down (connection refused), then comes back on its port: every event arrives, none twice.
-    @Test func eventsWaitForAReceiverThatIsDownAndArriveOnceWhenItReturns() async throws {
-        let port = try await unusedPort()
-        let receiver = WebhookReceiver()
-        let server = try await TestServer.make {
-            $0.addWebhookEndpoint(url: "http://127.0.0.1:\(port)/webhook", secret: receiver.secret)
-            $0.webhooks.retrySchedule = [5, 5, 5, 5, 5, 5, 5, 5]
-        }
-        try await server.test(.live) { client in
-            var users: [String] = []
-            for _ in 0..<3 { users.append(try await client.registerDevice().userID) }
-            try await MultiProcessTests.eventually(within: .seconds(10), "every first attempt refused") {
-                let rows = try await server.webhookDeliveries()
-                return rows.count == 6 && rows.allSatisfy { $0.attempts >= 1 && $0.status == "pending" }
-            }
-            try await receiver.listening(port: port) { _ in
-                server.clock.advance(by: 5)
-                try await receiver.waitFor(count: 6)
-                try await server.webhooksSettled()
-                server.clock.advance(by: 3600)
-                try await Self.expectNothingMore(than: 6, receiver)
-            }
-            let ids = receiver.deliveries.map(\.id)
-            #expect(Set(ids).count == 6, "none twice: \(ids)")
-            #expect(Set(receiver.deliveries(ofType: "user.created").compactMap { $0.data["user_id"] as? String }) == Set(users))
-            #expect(receiver.deliveries.allSatisfy { $0.verified })
-        }
-    }
-}
-
-/// The same transaction: a change that rolls back tells nothing, and a change whose event cannot be written does not
-/// happen.
-@Suite(.timeLimit(.minutes(1)))
-struct WebhookOutboxAtomicityTests {
-    /// Makes every insert into `table` fail, or stops that.
-    static func failInserts(into table: String, _ fail: Bool, on server: TestServer) async throws {
-        let statements: [String] =
-            switch (server.services.database.dialect, fail) {
-            case (.sqlite, true): ["CREATE TRIGGER injected_fault BEFORE INSERT ON \(table) BEGIN SELECT RAISE(ABORT, 'injected fault'); END"]
-            case (.sqlite, false): ["DROP TRIGGER injected_fault"]
-            case (.postgresql, true):
-                [
-                    "CREATE FUNCTION injected_fault() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'injected fault'; END $$ LANGUAGE plpgsql",
-                    "CREATE TRIGGER injected_fault BEFORE INSERT ON \(table) FOR EACH ROW EXECUTE FUNCTION injected_fault()",
-                ]
-            case (.postgresql, false): ["DROP TRIGGER injected_fault ON \(table)", "DROP FUNCTION injected_fault()"]
-            }
-        try await server.services.database.transaction { sql in
-            for statement in statements { try await sql.raw(SQLQueryString(statement)).run() }
-        }
-    }
-
-    @Test func aRegistrationThatRollsBackTellsNothing() async throws {
-        try await withWebhookServer { client, server, receiver in
-            try await Self.failInserts(into: "sessions", true, on: server)
-            let failed = try await client.send(.post, "/api/v1/auth/register-device", body: RegisterDeviceRequest(deviceID: UUID().uuidString))
-            #expect(failed.status.code >= 500, "\(failed.text)")
-            try await Self.failInserts(into: "sessions", false, on: server)
-            #expect(try await server.webhookEventTypes().isEmpty)
-
-            let device = try await client.registerDevice()
-            try await receiver.waitFor("session.created", data: ["session_id": device.sessionID])
-            try await server.webhooksSettled()
-            #expect(receiver.deliveries.compactMap(\.type).sorted() == ["session.created", "user.created"], "\(receiver.deliveries.map(\.text))")
-        }
-    }
-
-    @Test func aChangeWhoseEventCannotBeWrittenDoesNotHappen() async throws {
-        try await withWebhookServer { client, server, _ in
-            try await Self.failInserts(into: "webhook_events", true, on: server)
-            let deviceID = UUID().uuidString
-            let failed = try await client.send(.post, "/api/v1/auth/register-device", body: RegisterDeviceRequest(deviceID: deviceID))
-            #expect(failed.status.code >= 500, "\(failed.text)")
-            try await Self.failInserts(into: "webhook_events", false, on: server)
-            #expect(try await AtomicSignInTests.count("users", on: server) == 0)
-            #expect(try await AtomicSignInTests.count("sessions", on: server) == 0)
-        }
-    }
-}
-
-/// Two servers on one PostgreSQL database deliver each event to the endpoint once.
-@Suite(.enabled(if: TestPostgres.isAvailable, TestPostgres.skipReason), .timeLimit(.minutes(1)))
-struct WebhookMultiProcessTests {
-    @Test func twoServersOnOneDatabaseDeliverEachEventOnce() async throws {
-        let receiver = WebhookReceiver()
-        try await receiver.listening { url in
-            let configure: @Sendable (inout LatchkeyConfiguration) -> Void = {
-                $0.addWebhookEndpoint(url: url + "/webhook", secret: receiver.secret)
-            }
-            let a = try await TestServer.make(backend: .postgresql, configure: configure)
-            let b = try await TestServer.make(database: a.databasePath, configure: configure)
-            try await a.test(.live) { clientA in
-                try await b.test(.live) { clientB in
-                    try await withThrowingTaskGroup(of: Void.self) { group in
-                        for index in 0..<20 {
-                            group.addTask { _ = try await (index.isMultiple(of: 2) ? clientA : clientB).registerDevice() }
-                        }
-                        try await group.waitForAll()
-                    }
-                    try await receiver.waitFor(count: 40, within: 20)
-                    try await a.webhooksSettled()
-                    try await Task.sleep(for: .milliseconds(300))
-                    let ids = receiver.deliveries.map(\.id)
-                    #expect(ids.count == 40 && Set(ids).count == 40, "each event once: \(ids.count) deliveries, \(Set(ids).count) events")
-                }
-            }
+        let good = directory.appendingPathComponent("good.json")
+        try Data(
+            """
+            {"webhooks": {"endpoints": [{"name": "a", "url": "https://example.com/h", "secret": "\(WebhookReceiver.secret)", "events": ["*"]}]},
+             "backend": {"service-keys": [{"name": "main", "key": "\(String(repeating: "k", count: 32))"}]}}
+            """.utf8
+        ).write(to: good)
+        let configuration = try await LatchkeyConfiguration.load(overrides: [:], configFile: good.path, environment: [:])
+        #expect(configuration.webhooks.endpoints.map(\.name) == ["a"])
+        #expect(configuration.backendServiceKeys.map(\.name) == ["main"])
+        #expect(configuration.settings["webhooks.endpoints"]?.shownValue == "<set>")
+        await #expect(throws: LatchkeyConfigurationError.self) {
+            try await LatchkeyConfiguration.load(overrides: [:], configFile: good.path, environment: ["LATCHKEY_WEBHOOKS_ENDPOINTS": "x"])
         }
     }
 }

@@ -5,149 +5,53 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import Synchronization
-import Testing
 
-/// An app's backend on a real socket (127.0.0.1): it records every request it is sent, answers each with the status
-/// (and body) the test set, and checks the Standard Webhooks signature on its own — HMAC-SHA256 over
-/// `"{webhook-id}.{webhook-timestamp}.{body}"` keyed with the base64 decoding of what follows `whsec_`, compared with
-/// each `v1,<base64>` of `webhook-signature` — with swift-crypto, never with the server's code. Webhook endpoints and
-/// the claims hook are both played by it.
+/// A webhook endpoint on a real socket: verifies every delivery's Standard Webhooks signature on its own (HMAC-SHA256 of
+/// `id.timestamp.body` with the secret's bytes), records it, and answers with the status the test sets.
 final class WebhookReceiver: Sendable {
-    /// One request as received.
     struct Delivery: Sendable {
-        let path: String
         let id: String
-        let timestamp: String
-        let signature: String
-        let body: Data
-        /// Whether `webhook-signature` holds a `v1` signature made with the receiver's secret over this request.
-        let verified: Bool
-
-        /// The body as a JSON object (`{"type", "timestamp", "data"}` for a webhook).
-        var json: [String: Any] { (try? JSONSerialization.jsonObject(with: self.body)) as? [String: Any] ?? [:] }
-        var type: String? { self.json["type"] as? String }
-        var data: [String: Any] { self.json["data"] as? [String: Any] ?? [:] }
-        var text: String { String(decoding: self.body, as: UTF8.self) }
+        let timestamp: Int
+        let signatureValid: Bool
+        let type: String
+        let data: [String: String]
+        let body: String
     }
 
-    /// How the receiver answers one request.
-    enum Answer: Sendable {
-        case status(Int)
-        /// 200 with this JSON body (the claims hook's `{"claims": {…}}`).
-        case json(String)
-        /// Never answers (until the receiver stops): a hook past its timeout.
-        case hang
-    }
-
-    let secret: String
-    private let stopped = Atomic<Bool>(false)
-    private let state = Mutex<(deliveries: [Delivery], queued: [Answer], otherwise: Answer)>(([], [], .status(204)))
-
-    /// A receiver whose signing secret is `secret` (`whsec_` + base64), a new random one by default.
-    init(secret: String = WebhookReceiver.newSecret()) {
-        self.secret = secret
-    }
-
-    /// A fresh `whsec_` secret of 32 random bytes.
-    static func newSecret() -> String {
-        "whsec_" + Data(SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }).base64EncodedString()
-    }
+    /// `whsec_` and base64 of 32 bytes.
+    static let secret = "whsec_" + Data(repeating: 42, count: 32).base64EncodedString()
+    private let state = Mutex<(deliveries: [Delivery], status: Int)>(([], 204))
 
     var deliveries: [Delivery] { self.state.withLock { $0.deliveries } }
+    /// The status every later delivery is answered with.
+    func answer(_ status: Int) { self.state.withLock { $0.status = status } }
 
-    /// Answers the next requests with `answers`, one each, then with `otherwise` (204 unless set).
-    func answer(_ answers: [Answer], otherwise: Answer? = nil) {
-        self.state.withLock { state in
-            state.queued += answers
-            if let otherwise { state.otherwise = otherwise }
-        }
-    }
-
-    func answerAlways(_ answer: Answer) { self.state.withLock { $0.otherwise = answer } }
-
-    /// The deliveries of event type `type`.
-    func deliveries(ofType type: String) -> [Delivery] { self.deliveries.filter { $0.type == type } }
-
-    /// Waits (in real time, up to `seconds`) until `condition` holds for what was received; returns it.
-    @discardableResult
-    func waitFor(
-        within seconds: Double = 10, _ what: String, sourceLocation: SourceLocation = #_sourceLocation,
-        _ condition: ([Delivery]) -> Bool
-    ) async throws -> [Delivery] {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while true {
-            let received = self.deliveries
-            if condition(received) { return received }
-            guard ContinuousClock.now < deadline else {
-                throw TestFailure("waited \(seconds) s for \(what); received: \(received.map { "\($0.type ?? "?") \($0.text)" })")
-            }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-    }
-
-    /// Waits until `count` requests in all were received.
-    @discardableResult
-    func waitFor(count: Int, within seconds: Double = 10, sourceLocation: SourceLocation = #_sourceLocation) async throws -> [Delivery] {
-        try await self.waitFor(within: seconds, "\(count) requests", sourceLocation: sourceLocation) { $0.count >= count }
-    }
-
-    /// Waits for a delivery of `type` whose data matches `data` (each key's value as a string); returns the first.
-    @discardableResult
-    func waitFor(
-        _ type: String, data: [String: String] = [:], within seconds: Double = 10, sourceLocation: SourceLocation = #_sourceLocation
-    ) async throws -> Delivery {
-        let matching = { (delivery: Delivery) in
-            delivery.type == type && data.allSatisfy { key, value in (delivery.data[key] as? String) == value }
-        }
-        let received = try await self.waitFor(within: seconds, "\(type) \(data)", sourceLocation: sourceLocation) { $0.contains(where: matching) }
-        return received.first(where: matching)!
-    }
-
-    /// Whether `signature` (space-separated `v1,<base64>` entries) holds the HMAC of `id.timestamp.body` under `secret`.
-    static func verify(secret: String, id: String, timestamp: String, body: Data, signature: String) -> Bool {
-        guard secret.hasPrefix("whsec_"), let key = Data(base64Encoded: String(secret.dropFirst("whsec_".count))) else { return false }
-        let signed = Data("\(id).\(timestamp).".utf8) + body
-        let expected = Data(HMAC<SHA256>.authenticationCode(for: signed, using: SymmetricKey(data: key)))
-        return signature.split(separator: " ").contains { entry in
-            let parts = entry.split(separator: ",", maxSplits: 1)
-            guard parts.count == 2, parts[0] == "v1", let given = Data(base64Encoded: String(parts[1])) else { return false }
-            return given == expected
-        }
-    }
-
-    /// Runs `body` with the receiver's base URL (`http://127.0.0.1:<port>`) while it listens on `port` (any free port
-    /// when 0); stops listening after it.
-    func listening<T: Sendable>(port: Int = 0, _ body: @escaping @Sendable (String) async throws -> T) async throws -> T {
+    /// Runs `body` with the receiver's URL (`http://127.0.0.1:<port>/hook`) while it listens.
+    func run<T: Sendable>(_ body: @escaping @Sendable (String) async throws -> T) async throws -> T {
         let router = Router()
-        router.post("**") { request, _ -> Response in
-            let bytes = try await request.body.collect(upTo: 1 << 20)
-            let data = Data(buffer: bytes)
+        router.post("/hook") { request, _ -> Response in
+            let bytes = Data(buffer: try await request.body.collect(upTo: 1 << 20))
             let id = request.headers[HTTPField.Name("webhook-id")!] ?? ""
-            let timestamp = request.headers[HTTPField.Name("webhook-timestamp")!] ?? ""
+            let timestamp = Int(request.headers[HTTPField.Name("webhook-timestamp")!] ?? "") ?? 0
             let signature = request.headers[HTTPField.Name("webhook-signature")!] ?? ""
+            var message = Data("\(id).\(timestamp).".utf8)
+            message.append(bytes)
+            let key = SymmetricKey(data: Data(base64Encoded: String(Self.secret.dropFirst("whsec_".count)))!)
+            let expected = "v1," + Data(HMAC<SHA256>.authenticationCode(for: message, using: key)).base64EncodedString()
+            let json = (try? JSONSerialization.jsonObject(with: bytes)) as? [String: Any] ?? [:]
             let delivery = Delivery(
-                path: request.uri.path, id: id, timestamp: timestamp, signature: signature, body: data,
-                verified: Self.verify(secret: self.secret, id: id, timestamp: timestamp, body: data, signature: signature))
-            let answer = self.state.withLock { state in
+                id: id, timestamp: timestamp, signatureValid: signature.split(separator: " ").contains { $0 == expected },
+                type: json["type"] as? String ?? "", data: json["data"] as? [String: String] ?? [:], body: String(decoding: bytes, as: UTF8.self))
+            let status = self.state.withLock { state in
                 state.deliveries.append(delivery)
-                return state.queued.isEmpty ? state.otherwise : state.queued.removeFirst()
+                return state.status
             }
-            switch answer {
-            case .status(let code):
-                return Response(status: HTTPResponse.Status(code: code))
-            case .json(let text):
-                return Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
-            case .hang:
-                while !self.stopped.load(ordering: .relaxed) { try? await Task.sleep(for: .milliseconds(20)) }
-                return Response(status: .gatewayTimeout)
-            }
+            return Response(status: HTTPResponse.Status(code: status))
         }
-        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)), logger: TestServer.quietLogger)
-        self.stopped.store(false, ordering: .relaxed)
+        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
         return try await app.test(.live) { client in
-            guard let bound = client.port else { throw TestFailure("the webhook receiver has no port") }
-            defer { self.stopped.store(true, ordering: .relaxed) }
-            return try await body("http://127.0.0.1:\(bound)")
+            guard let port = client.port else { throw TestFailure("the webhook receiver has no port") }
+            return try await body("http://127.0.0.1:\(port)/hook")
         }
     }
 }

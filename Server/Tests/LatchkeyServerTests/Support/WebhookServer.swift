@@ -14,9 +14,9 @@ extension LatchkeyConfiguration {
 /// Runs `body` against a fresh live server whose one webhook endpoint, `app`, is `receiver` (every event unless
 /// `events` says otherwise).
 func withWebhookServer(
-    receiver: WebhookReceiver = WebhookReceiver(), events: [String] = ["*"], clock: ManualClock = ManualClock(),
+    receiver: WebhookPeer = WebhookPeer(), events: [String] = ["*"], clock: ManualClock = ManualClock(),
     configure: @escaping @Sendable (inout LatchkeyConfiguration) -> Void = { _ in },
-    _ body: @escaping @Sendable (any TestClientProtocol, TestServer, WebhookReceiver) async throws -> Void
+    _ body: @escaping @Sendable (any TestClientProtocol, TestServer, WebhookPeer) async throws -> Void
 ) async throws {
     try await receiver.listening { url in
         let server = try await TestServer.make(clock: clock) { configuration in
