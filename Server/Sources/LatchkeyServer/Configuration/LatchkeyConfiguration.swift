@@ -54,6 +54,8 @@ import Logging
 /// - `apple.*`: Sign in with Apple; see ``AppleConfiguration``
 /// - `providers.*`: third-party identity providers (Clerk, any OIDC issuer); see ``IdentityProviderConfiguration``
 /// - `passkeys.*` and `limits.passkeys`: passkeys (WebAuthn), off until `passkeys.rp-id` is set; see ``PasskeyConfiguration``
+/// - `backend.*`: the backend API's service keys; see ``BackendConfiguration``
+/// - `claims.max-bytes`, `hooks.claims.*`: `app_metadata` and the claims hook; see ``ClaimsConfiguration``
 /// - `webhooks.*`: signed webhooks to the app's backend; see ``WebhooksConfiguration``
 /// - `backend.service-keys` (file only): named Bearer keys of the app's backend; see ``ServiceKeyEntry``
 /// - `log-level` (`LATCHKEY_LOG_LEVEL`, default `info`)
@@ -144,6 +146,10 @@ public struct LatchkeyConfiguration: Sendable {
     public var passkeys = PasskeyConfiguration()
     /// The admin console (`admin.*`).
     public var admin = AdminConfiguration()
+    /// The backend API (`backend.*`): the keys app backends present.
+    public var backend = BackendConfiguration()
+    /// Extra claims in session tokens: `claims.max-bytes`, `hooks.claims.*`.
+    public var claims = ClaimsConfiguration()
     /// Webhooks to the app's backend (`webhooks.*`).
     public var webhooks = WebhooksConfiguration()
     /// `backend.service-keys`: the app backend's named Bearer keys (empty when any entry is wrong).
@@ -216,6 +222,8 @@ public struct LatchkeyConfiguration: Sendable {
         self.mfa = SecondFactorPolicy(reader: reader.scoped(to: "mfa"), limits: reader.scoped(to: "limits"))
         self.passkeys = PasskeyConfiguration(reader: reader.scoped(to: "passkeys"), limits: reader.scoped(to: "limits"))
         self.admin = AdminConfiguration(reader: reader.scoped(to: "admin"))
+        self.backend = BackendConfiguration(reader: reader.scoped(to: "backend"))
+        self.claims = ClaimsConfiguration(reader: reader)
         (self.identityProviders, self.invalidProviders) = IdentityProviderConfiguration.providers(reader: reader.scoped(to: "providers"))
         self.webhooks = WebhooksConfiguration(reader: reader.scoped(to: "webhooks"))
         let serviceKeys = ServiceKeyEntry.entries(reader: reader)
