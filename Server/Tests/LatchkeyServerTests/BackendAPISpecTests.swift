@@ -198,7 +198,7 @@ struct BackendAPISpecTests {
         try await withServer(
             .router,
             configure: {
-                $0.backend.serviceKeys = [BackendServiceKey(name: "2026-q3", key: old), BackendServiceKey(name: "2026-q4", key: new)]
+                $0.backendServiceKeys = [ServiceKeyEntry(name: "2026-q3", key: old), ServiceKeyEntry(name: "2026-q4", key: new)]
             }
         ) { client, server in
             let device = try await client.registerDevice()

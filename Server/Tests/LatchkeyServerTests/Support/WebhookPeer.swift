@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import LatchkeyServer
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
@@ -40,6 +41,8 @@ final class WebhookPeer: Sendable {
     }
 
     let secret: String
+    /// The server's clock, moved a second each 50 ms while a wait goes on (so its deliverer's poll runs), or nil.
+    private let driven = Mutex<ManualClock?>(nil)
     private let stopped = Atomic<Bool>(false)
     private let state = Mutex<(deliveries: [Delivery], queued: [Answer], otherwise: Answer)>(([], [], .status(204)))
 
@@ -54,6 +57,10 @@ final class WebhookPeer: Sendable {
     }
 
     var deliveries: [Delivery] { self.state.withLock { $0.deliveries } }
+
+    /// Moves `clock` a second every 50 ms while a wait goes on, as time passes for a real server (nil: never). Tests of
+    /// the retry schedule move the clock themselves instead.
+    func drive(_ clock: ManualClock?) { self.driven.withLock { $0 = clock } }
 
     /// Answers the next requests with `answers`, one each, then with `otherwise` (204 unless set).
     func answer(_ answers: [Answer], otherwise: Answer? = nil) {
@@ -81,7 +88,8 @@ final class WebhookPeer: Sendable {
             guard ContinuousClock.now < deadline else {
                 throw TestFailure("waited \(seconds) s for \(what); received: \(received.map { "\($0.type ?? "?") \($0.text)" })")
             }
-            try await Task.sleep(for: .milliseconds(20))
+            try await Task.sleep(for: .milliseconds(50))
+            self.driven.withLock { $0 }?.advance(by: 1)
         }
     }
 

@@ -12,9 +12,10 @@ extension LatchkeyConfiguration {
 }
 
 /// Runs `body` against a fresh live server whose one webhook endpoint, `app`, is `receiver` (every event unless
-/// `events` says otherwise).
+/// `events` says otherwise). With `drive`, the receiver's waits move the server's clock as they go (its deliverer polls
+/// on that clock).
 func withWebhookServer(
-    receiver: WebhookPeer = WebhookPeer(), events: [String] = ["*"], clock: ManualClock = ManualClock(),
+    receiver: WebhookPeer = WebhookPeer(), events: [String] = ["*"], clock: ManualClock = ManualClock(), drive: Bool = true,
     configure: @escaping @Sendable (inout LatchkeyConfiguration) -> Void = { _ in },
     _ body: @escaping @Sendable (any TestClientProtocol, TestServer, WebhookPeer) async throws -> Void
 ) async throws {
@@ -23,6 +24,7 @@ func withWebhookServer(
             configuration.addWebhookEndpoint(url: url + "/webhook", secret: receiver.secret, events: events)
             configure(&configuration)
         }
+        receiver.drive(drive ? server.clock : nil)
         try await server.test(.live) { client in try await body(client, server, receiver) }
     }
 }
@@ -34,6 +36,7 @@ struct WebhookDeliveryRow: Sendable, CustomStringConvertible {
     let status: String
     let attempts: Int
     let lastStatus: Int?
+    let lastError: String?
     var description: String {
         "\(self.eventID)→\(self.endpoint) \(self.status) attempts \(self.attempts) last \(self.lastStatus.map(String.init) ?? "-")"
     }
@@ -43,12 +46,12 @@ extension TestServer {
     /// Every row of `webhook_deliveries`.
     func webhookDeliveries() async throws -> [WebhookDeliveryRow] {
         try await self.services.database.read { sql in
-            try await sql.raw("SELECT event_id, endpoint, status, attempts, last_status FROM webhook_deliveries ORDER BY created_at").all().map {
+            try await sql.raw("SELECT event_id, endpoint, status, attempts, last_status, last_error FROM webhook_deliveries ORDER BY created_at").all().map {
                 row in
                 WebhookDeliveryRow(
                     eventID: try row.decode(column: "event_id", as: String.self), endpoint: try row.decode(column: "endpoint", as: String.self),
                     status: try row.decode(column: "status", as: String.self), attempts: try row.decode(column: "attempts", as: Int.self),
-                    lastStatus: try row.decode(column: "last_status", as: Int?.self))
+                    lastStatus: try row.decode(column: "last_status", as: Int?.self), lastError: try row.decode(column: "last_error", as: String?.self))
             }
         }
     }
@@ -60,9 +63,9 @@ extension TestServer {
         }
     }
 
-    /// Waits (in real time, up to 10 s) until every event was fanned out and no delivery is pending: after that nothing
-    /// more reaches an endpoint unless the clock moves (a retry) or something new happens.
-    func webhooksSettled(within seconds: Double = 10, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    /// Waits (in real time, up to 10 s; moving the clock a second every 50 ms with `drive`) until every event was fanned
+    /// out and no delivery is pending: after that nothing more reaches an endpoint unless something new happens.
+    func webhooksSettled(within seconds: Double = 10, drive: Bool = true, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let deadline = ContinuousClock.now + .seconds(seconds)
         while true {
             let (unfanned, pending) = try await self.services.database.read { sql in
@@ -76,7 +79,8 @@ extension TestServer {
             guard ContinuousClock.now < deadline else {
                 throw TestFailure("webhooks not settled: \(unfanned) events not fanned out, \(pending) deliveries pending")
             }
-            try await Task.sleep(for: .milliseconds(20))
+            try await Task.sleep(for: .milliseconds(50))
+            if drive { self.clock.advance(by: 1) }
         }
     }
 }
