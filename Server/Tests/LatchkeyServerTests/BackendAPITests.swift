@@ -123,6 +123,20 @@ import Testing
         }
     }
 
+    @Test func theUsersSocketsHearClaimsChangedOnPatchAndRefreshClaims() async throws {
+        let server = try await TestServer.make(configure: Backend.configure)
+        try await server.test(.live) { client in
+            let pair = try await client.registerDevice()
+            let socket = try await EventSocketClient.open(port: client.port!, token: pair.accessToken)
+            #expect(try await socket.next().type == "connected")
+            let patch = try await client.send(.patch, Backend.path(pair.userID), bearer: Backend.key, json: #"{"app_metadata": {"plan": "pro"}}"#)
+            #expect(patch.status == .ok)
+            #expect(try await socket.next().type == "claims.changed")
+            #expect(try await client.send(.post, Backend.path(pair.userID, "refresh-claims"), bearer: Backend.key).status == .noContent)
+            #expect(try await socket.next().type == "claims.changed")
+        }
+    }
+
     @Test func refreshClaimsIs204ForAUserAnd404ForNone() async throws {
         try await Self.withBackend { client, _ in
             let device = try await client.registerDevice()
