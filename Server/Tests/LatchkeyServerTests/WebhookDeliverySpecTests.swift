@@ -156,7 +156,11 @@ struct WebhookDeliverySpecTests {
                 configure: { $0.addWebhookEndpoint(name: "deletions", url: narrowURL + "/webhook", secret: narrow.secret, events: ["user.deleted"]) }
             ) { _, server, all in
                 narrow.drive(server.clock)
-                let run = try await server.cli("webhooks", "send-test", "deletions")
+                let endpoints: [[String: Any]] = [
+                    ["name": "app", "url": all.baseURL + "/webhook", "secret": all.secret, "events": ["*"]],
+                    ["name": "deletions", "url": narrowURL + "/webhook", "secret": narrow.secret, "events": ["user.deleted"]],
+                ]
+                let run = try await server.cli(["webhooks", "send-test", "deletions"], endpoints: endpoints)
                 #expect(run.exitCode == 0, "\(run)")
                 let test = try await narrow.waitFor("webhook.test")
                 #expect(test.verified)

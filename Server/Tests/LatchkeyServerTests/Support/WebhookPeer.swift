@@ -3,8 +3,8 @@ import Foundation
 import LatchkeyServer
 import HTTPTypes
 import Hummingbird
-import HummingbirdTesting
 import NIOCore
+import ServiceLifecycle
 import Synchronization
 import Testing
 
@@ -44,6 +44,7 @@ final class WebhookPeer: Sendable {
     /// The server's clock, moved a second each 50 ms while a wait goes on (so its deliverer's poll runs), or nil.
     private let driven = Mutex<ManualClock?>(nil)
     private let stopped = Atomic<Bool>(false)
+    private let listeningAt = Mutex<String>("")
     private let state = Mutex<(deliveries: [Delivery], queued: [Answer], otherwise: Answer)>(([], [], .status(204)))
 
     /// A receiver whose signing secret is `secret` (`whsec_` + base64), a new random one by default.
@@ -57,6 +58,9 @@ final class WebhookPeer: Sendable {
     }
 
     var deliveries: [Delivery] { self.state.withLock { $0.deliveries } }
+
+    /// `http://127.0.0.1:<port>` while it listens.
+    var baseURL: String { self.listeningAt.withLock { $0 } }
 
     /// Moves `clock` a second every 50 ms while a wait goes on, as time passes for a real server (nil: never). Tests of
     /// the retry schedule move the clock themselves instead.
@@ -150,12 +154,39 @@ final class WebhookPeer: Sendable {
                 return Response(status: .gatewayTimeout)
             }
         }
-        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)), logger: TestServer.quietLogger)
+        // Run by hand rather than by HummingbirdTesting's live client, which binds a free port whatever is asked: a receiver
+        // that comes back must come back on the port the server was given.
+        let (ports, bound) = AsyncStream<Int>.makeStream()
+        let app = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)),
+            onServerRunning: { channel in
+                bound.yield(channel.localAddress?.port ?? 0)
+                bound.finish()
+            }, logger: TestServer.quietLogger)
+        let group = ServiceGroup(configuration: .init(services: [app], logger: TestServer.quietLogger))
         self.stopped.store(false, ordering: .relaxed)
-        return try await app.test(.live) { client in
-            guard let bound = client.port else { throw TestFailure("the webhook receiver has no port") }
-            defer { self.stopped.store(true, ordering: .relaxed) }
-            return try await body("http://127.0.0.1:\(bound)")
+        let running = Task {
+            defer { bound.finish() }  // a receiver that could not start ends the wait for its port
+            try await group.run()
+        }
+        defer { running.cancel() }
+        var iterator = ports.makeAsyncIterator()
+        guard let listening = await iterator.next(), listening != 0 else {
+            running.cancel()
+            throw TestFailure("the webhook receiver did not start listening on port \(port)")
+        }
+        self.listeningAt.withLock { $0 = "http://127.0.0.1:\(listening)" }
+        do {
+            let result = try await body("http://127.0.0.1:\(listening)")
+            self.stopped.store(true, ordering: .relaxed)
+            await group.triggerGracefulShutdown()
+            try await running.value
+            return result
+        } catch {
+            self.stopped.store(true, ordering: .relaxed)
+            await group.triggerGracefulShutdown()
+            _ = try? await running.value
+            throw error
         }
     }
 }

@@ -43,6 +43,14 @@ struct WebhookDeliveryRow: Sendable, CustomStringConvertible {
 }
 
 extension TestServer {
+    /// Runs `latchkey <arguments>` on this server's database with a config file holding `endpoints` (`webhooks.endpoints`
+    /// has no environment form, and the CLI reads it as `serve` does).
+    func cli(_ arguments: [String], endpoints: [[String: Any]]) async throws -> CLIRun {
+        let file = self.directory.appendingPathComponent("webhooks-\(UUID().uuidString).json")
+        try JSONSerialization.data(withJSONObject: ["webhooks": ["endpoints": endpoints]]).write(to: file)
+        return try await self.cli(arguments + ["--config", file.path])
+    }
+
     /// Every row of `webhook_deliveries`.
     func webhookDeliveries() async throws -> [WebhookDeliveryRow] {
         try await self.services.database.read { sql in
