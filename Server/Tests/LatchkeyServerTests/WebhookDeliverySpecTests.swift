@@ -178,7 +178,9 @@ struct WebhookDeliverySpecTests {
         let server = try await TestServer.make {
             $0.addWebhookEndpoint(url: "http://127.0.0.1:\(port)/webhook", secret: receiver.secret)
             $0.webhooks.retrySchedule = [5, 5, 5, 5, 5, 5, 5, 5]
-            $0.webhooks.timeout = 1
+            // A refused connection takes the whole timeout of its attempt (the HTTP client keeps trying to connect until
+            // then), and one endpoint's attempts go one after another: a short timeout keeps this test fast.
+            $0.webhooks.timeout = 0.25
         }
         try await server.test(.live) { client in
             var users: [String] = []
@@ -188,6 +190,7 @@ struct WebhookDeliverySpecTests {
                 let rows = try await server.webhookDeliveries()
                 return rows.count == 6 && rows.allSatisfy { $0.attempts >= 1 && $0.status == "pending" && $0.lastError != nil }
             }
+            #expect(try await server.webhookDeliveries().allSatisfy { $0.lastStatus == nil }, "no answer came")
             try await receiver.listening(port: port) { _ in
                 receiver.drive(server.clock)
                 try await receiver.waitFor(count: 6)

@@ -1,8 +1,8 @@
 import Crypto
 import Foundation
-import LatchkeyServer
 import HTTPTypes
 import Hummingbird
+import LatchkeyServer
 import NIOCore
 import ServiceLifecycle
 import Synchronization

@@ -54,13 +54,15 @@ extension TestServer {
     /// Every row of `webhook_deliveries`.
     func webhookDeliveries() async throws -> [WebhookDeliveryRow] {
         try await self.services.database.read { sql in
-            try await sql.raw("SELECT event_id, endpoint, status, attempts, last_status, last_error FROM webhook_deliveries ORDER BY created_at").all().map {
-                row in
-                WebhookDeliveryRow(
-                    eventID: try row.decode(column: "event_id", as: String.self), endpoint: try row.decode(column: "endpoint", as: String.self),
-                    status: try row.decode(column: "status", as: String.self), attempts: try row.decode(column: "attempts", as: Int.self),
-                    lastStatus: try row.decode(column: "last_status", as: Int?.self), lastError: try row.decode(column: "last_error", as: String?.self))
-            }
+            try await sql.raw("SELECT event_id, endpoint, status, attempts, last_status, last_error FROM webhook_deliveries ORDER BY created_at")
+                .all().map {
+                    row in
+                    WebhookDeliveryRow(
+                        eventID: try row.decode(column: "event_id", as: String.self), endpoint: try row.decode(column: "endpoint", as: String.self),
+                        status: try row.decode(column: "status", as: String.self), attempts: try row.decode(column: "attempts", as: Int.self),
+                        lastStatus: try row.decode(column: "last_status", as: Int?.self),
+                        lastError: try row.decode(column: "last_error", as: String?.self))
+                }
         }
     }
 
