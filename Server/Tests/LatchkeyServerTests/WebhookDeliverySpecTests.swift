@@ -210,16 +210,22 @@ struct WebhookDeliverySpecTests {
 /// happen.
 @Suite(.timeLimit(.minutes(1)))
 struct WebhookOutboxAtomicityTests {
-    /// Makes every insert into `table` fail, or stops that.
-    static func failInserts(into table: String, _ fail: Bool, on server: TestServer) async throws {
+    /// Makes every insert into `table` fail (only the rows for which the SQL condition `when` holds, `NEW` the row), or
+    /// stops that.
+    static func failInserts(into table: String, when condition: String? = nil, _ fail: Bool, on server: TestServer) async throws {
         let statements: [String] =
             switch (server.services.database.dialect, fail) {
-            case (.sqlite, true): ["CREATE TRIGGER injected_fault BEFORE INSERT ON \(table) BEGIN SELECT RAISE(ABORT, 'injected fault'); END"]
+            case (.sqlite, true):
+                [
+                    "CREATE TRIGGER injected_fault BEFORE INSERT ON \(table) \(condition.map { "WHEN \($0) " } ?? "")"
+                        + "BEGIN SELECT RAISE(ABORT, 'injected fault'); END"
+                ]
             case (.sqlite, false): ["DROP TRIGGER injected_fault"]
             case (.postgresql, true):
                 [
                     "CREATE FUNCTION injected_fault() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'injected fault'; END $$ LANGUAGE plpgsql",
-                    "CREATE TRIGGER injected_fault BEFORE INSERT ON \(table) FOR EACH ROW EXECUTE FUNCTION injected_fault()",
+                    "CREATE TRIGGER injected_fault BEFORE INSERT ON \(table) FOR EACH ROW \(condition.map { "WHEN (\($0)) " } ?? "")"
+                        + "EXECUTE FUNCTION injected_fault()",
                 ]
             case (.postgresql, false): ["DROP TRIGGER injected_fault ON \(table)", "DROP FUNCTION injected_fault()"]
             }
@@ -243,15 +249,18 @@ struct WebhookOutboxAtomicityTests {
         }
     }
 
-    @Test func aChangeWhoseEventCannotBeWrittenDoesNotHappen() async throws {
+    /// Each event of a registration in turn cannot be written: the registration does not happen at all.
+    @Test(arguments: ["user.created", "session.created"])
+    func aChangeWhoseEventCannotBeWrittenDoesNotHappen(type: String) async throws {
         try await withWebhookServer { client, server, _ in
-            try await Self.failInserts(into: "webhook_events", true, on: server)
+            try await Self.failInserts(into: "webhook_events", when: "NEW.type = '\(type)'", true, on: server)
             let deviceID = UUID().uuidString
             let failed = try await client.send(.post, "/api/v1/auth/register-device", body: RegisterDeviceRequest(deviceID: deviceID))
             #expect(failed.status.code >= 400, "\(failed.text)")
             try await Self.failInserts(into: "webhook_events", false, on: server)
             #expect(try await AtomicSignInTests.count("users", on: server) == 0)
             #expect(try await AtomicSignInTests.count("sessions", on: server) == 0)
+            #expect(try await server.webhookEventTypes().isEmpty)
         }
     }
 }
