@@ -38,6 +38,7 @@ struct WatchLine {
         case .budgetChanged(let limit, let used, let remaining):
             self.init(SessionEventType.budgetChanged, ["limit": limit ?? NSNull(), "used": used, "remaining": remaining ?? NSNull()])
         case .identityLinked(let provider): self.init(SessionEventType.identityLinked, ["provider": provider])
+        case .claimsChanged: self.init(SessionEventType.claimsChanged, [:])
         case .tokenExpiring(let expiresAt): self.init(SessionEventType.tokenExpiring, ["expires_at": Self.date(expiresAt)])
         case .reauthenticated(let expiresAt): self.init(SessionEventType.reauthenticated, ["expires_at": Self.date(expiresAt)])
         case .userDeleted: self.init(SessionEventType.userDeleted, [:])

@@ -5,10 +5,10 @@ import LatchkeyServer
 
 struct UsersCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "users", abstract: "List, show and delete users; end their sessions, unlink identities, free deleted IDs.",
+        commandName: "users", abstract: "List, show, delete, disable and enable users; end their sessions, unlink identities, free deleted IDs.",
         subcommands: [
-            List.self, Show.self, Delete.self, Budget.self, RevokeSessions.self, Unlink.self, FreeID.self, VerifyEmail.self, UnsetEmail.self,
-            SetPassword.self, MFAReset.self,
+            List.self, Show.self, Delete.self, Disable.self, Enable.self, Budget.self, RevokeSessions.self, Unlink.self, FreeID.self,
+            VerifyEmail.self, UnsetEmail.self, SetPassword.self, MFAReset.self,
         ])
 
     struct List: AsyncParsableCommand {
@@ -44,24 +44,26 @@ struct UsersCommand: AsyncParsableCommand {
 
         func run() async throws {
             let id = try canonical(self.id)
-            let (user, devices, budget, account, passkeys) = try await withServices(self.options) { services in
+            let (user, devices, budget, account, passkeys, disabledAt) = try await withServices(self.options) { services in
                 guard let user = try await services.users.user(id: id) else { throw ServiceError.notFound("No user with ID \(id).") }
                 return (
                     user, try await services.users.devices(ofUser: id), try await services.budgets.budget(ofUser: id),
-                    try await services.accounts.account(userID: id), try await services.store.passkeys(ofUser: id)
+                    try await services.accounts.account(userID: id), try await services.store.passkeys(ofUser: id),
+                    try await services.store.disabledAt(userID: id)
                 )
             }
             if self.json {
                 return try printJSON(
                     UserShown(
                         id: user.id, kind: user.kind.rawValue, createdAt: user.createdAt, email: account?.email, emailVerifiedAt: account?.verifiedAt,
-                        budget: budget,
+                        disabledAt: disabledAt, budget: budget,
                         devices: devices.map { .init(id: $0.id, createdAt: $0.createdAt) },
                         passkeys: passkeys.map {
                             .init(id: $0.id, name: $0.name, createdAt: $0.createdAt, lastUsedAt: $0.lastUsedAt, backedUp: $0.backedUp)
                         }))
             }
             print("id: \(user.id)\nkind: \(user.kind.rawValue)\ncreated: \(user.createdAt.iso8601)")
+            print("disabled: \(disabledAt.map { "since \($0.iso8601)" } ?? "no")")
             if let account {
                 print("email: \(account.email) (\(account.verifiedAt.map { "verified \($0.iso8601)" } ?? "not verified"))")
             } else {
@@ -133,6 +135,7 @@ struct UserShown: Encodable {
     var createdAt: Date
     var email: String?
     var emailVerifiedAt: Date?
+    var disabledAt: Date?
     var budget: UserProfile.Budget
     var devices: [Device]
     var passkeys: [Passkey]
@@ -140,6 +143,7 @@ struct UserShown: Encodable {
         case id, kind, email, budget, devices, passkeys
         case createdAt = "created_at"
         case emailVerifiedAt = "email_verified_at"
+        case disabledAt = "disabled_at"
     }
 }
 
@@ -350,6 +354,45 @@ extension UsersCommand {
                 return try await services.secondFactors.reset(userID: id)
             }
             print("removed \(removed) second factors of user \(id); sessions kept")
+        }
+    }
+}
+
+extension UsersCommand {
+    struct Disable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Disable a user: every session ends, and every sign-in and refresh answers 403 user_disabled until enabled.",
+            discussion: "Running servers refuse the ended tokens within revocations.poll-interval (at once on PostgreSQL). Audited (user.disable).")
+
+        @OptionGroup var options: DatabaseOptions
+
+        @Argument(help: "The user's UUID.")
+        var id: String
+
+        func run() async throws {
+            let id = try canonical(self.id)
+            let (wasDisabled, revoked) = try await withServices(self.options) { services in
+                let wasDisabled = try await services.store.disabledAt(userID: id) != nil
+                return (wasDisabled, try await services.backend.disable(userID: id, by: .commandLine()))
+            }
+            print(wasDisabled ? "user \(id) was disabled already" : "disabled user \(id); revoked \(revoked.count) session(s)")
+        }
+    }
+
+    struct Enable: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Enable a disabled user: they can sign in again (the sessions disabling ended stay ended).",
+            discussion: "Audited (user.enable).")
+
+        @OptionGroup var options: DatabaseOptions
+
+        @Argument(help: "The user's UUID.")
+        var id: String
+
+        func run() async throws {
+            let id = try canonical(self.id)
+            let enabled = try await withServices(self.options) { services in try await services.backend.enable(userID: id, by: .commandLine()) }
+            print(enabled ? "enabled user \(id)" : "user \(id) was not disabled")
         }
     }
 }

@@ -15,6 +15,10 @@ public enum LiveEvent: Sendable, Equatable {
     case budgetChanged(limit: Double?, used: Double, remaining: Double?)
     /// An identity was linked to the user: `apple`, or a configured provider's name.
     case identityLinked(provider: String)
+    /// The claims the user's access tokens carry changed (the app's backend set `app_metadata`, or asked for a refresh).
+    /// The SDK has already refreshed the session when this arrives: ``LatchkeySession/accessToken()`` carries the new
+    /// claims.
+    case claimsChanged
     /// The connection's access token expires at `expiresAt` (the server warns a minute ahead). The SDK refreshes the
     /// session and carries on with the new token by itself.
     case tokenExpiring(expiresAt: Date)

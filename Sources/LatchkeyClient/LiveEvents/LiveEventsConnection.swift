@@ -105,6 +105,8 @@ struct LiveEventsConnection: Sendable {
                     await self.session.endRevokedSession(generation: self.target.generation)
                     self.output.yield(frame.liveEvent ?? .sessionRevoked(nil))
                     return .revoked
+                // Refreshed before the app hears it, so the token it reads then carries the new claims.
+                case SessionEventType.claimsChanged: await self.refreshForNewClaims()
                 default: break
                 }
                 if let event = frame.liveEvent { self.output.yield(event) }
@@ -128,6 +130,15 @@ struct LiveEventsConnection: Sendable {
     /// close the connection with `token.expired`.
     private func replaceExpiringToken() async {
         if let token = await self.session.tokenReplacing(expiring: self.currentToken, generation: self.target.generation) {
+            await self.reauthenticate(with: token)
+        }
+    }
+
+    /// On `claims.changed`: refresh at once (or ask the provider), whatever the token's age, and carry on with the new
+    /// token, so the app does not wait for its expiry to see new claims.
+    private func refreshForNewClaims() async {
+        let current = await self.session.accessToken(of: self.target.generation) ?? self.currentToken
+        if let token = await self.session.tokenReplacing(expiring: current, generation: self.target.generation) {
             await self.reauthenticate(with: token)
         }
     }

@@ -24,6 +24,7 @@ extension SessionEventFrame {
         case SessionEventType.connected: .connected
         case SessionEventType.budgetChanged: .budgetChanged(limit: self.limit, used: self.used ?? 0, remaining: self.remaining)
         case SessionEventType.identityLinked: self.provider.map { .identityLinked(provider: $0) }
+        case SessionEventType.claimsChanged: .claimsChanged
         case SessionEventType.tokenExpiring: self.expiresAt.map { .tokenExpiring(expiresAt: $0) }
         case SessionEventType.reauthenticated: self.expiresAt.map { .reauthenticated(expiresAt: $0) }
         case SessionEventType.userDeleted: .userDeleted

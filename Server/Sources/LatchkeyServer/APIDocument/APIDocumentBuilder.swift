@@ -46,6 +46,10 @@ package struct APIDocumentBuilder {
                         "description": "A Latchkey access token (session, access code or guest), or a configured identity provider's token.",
                     ],
                     "serviceKey": ["type": "http", "scheme": "bearer", "description": "The server's usage service key (`usage.service-key`)."],
+                    "backendKey": [
+                        "type": "http", "scheme": "bearer",
+                        "description": "A backend API key of the app's own server (`backend.service-key` or one of `backend.service-keys`).",
+                    ],
                 ],
             ],
         ]
@@ -61,6 +65,7 @@ package struct APIDocumentBuilder {
         case .bearer: entry["security"] = [["bearerAuth": []]]
         case .optionalBearer: entry["security"] = [[String: Any](), ["bearerAuth": []]]
         case .serviceKey: entry["security"] = [["serviceKey": []]]
+        case .backendKey: entry["security"] = [["backendKey": []]]
         }
         let pathParameters = operation.path.split(separator: "/").filter { $0.hasPrefix("{") }.map { String($0.dropFirst().dropLast()) }
         let parameters =

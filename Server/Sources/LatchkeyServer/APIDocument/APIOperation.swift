@@ -14,6 +14,8 @@ package struct APIOperation: @unchecked Sendable {
         case optionalBearer
         /// The usage service key as the bearer.
         case serviceKey
+        /// A backend API key (`backend.service-key`, `backend.service-keys`) as the bearer.
+        case backendKey
     }
 
     /// A parameter outside the body.
@@ -41,7 +43,7 @@ package struct APIOperation: @unchecked Sendable {
     /// One status the operation answers with.
     package struct Outcome: @unchecked Sendable {
         let status: Int
-        let description: String
+        var description: String
         /// The body's type; nil for a status answered with the error envelope (any status ≥ 400) or no body.
         let body: (any Decodable.Type)?
         /// Component header names the answer carries, besides `X-Request-ID`.
@@ -109,6 +111,21 @@ package struct APIOperation: @unchecked Sendable {
             self.outcomes[index].headers += outcome.headers.filter { !self.outcomes[index].headers.contains($0) }
         } else {
             self.outcomes.append(outcome)
+        }
+    }
+
+    /// A route that issues session tokens (a sign-in, a refresh): 403 `user_disabled` for a disabled user, and 503 when
+    /// the claims hook failed under `hooks.claims.on-failure` `refuse`.
+    mutating func documentIssuingSessionTokens() {
+        for (status, text) in [
+            (403, "`user_disabled`: the user is disabled until the app's backend enables them."),
+            (503, "`service_unavailable`: the claims hook failed under `hooks.claims.on-failure` `refuse`; nothing changed."),
+        ] {
+            if let index = self.outcomes.firstIndex(where: { $0.status == status }) {
+                self.outcomes[index].description += " Or " + text
+            } else {
+                self.outcomes.append(Outcome(status, text.prefix(1).uppercased() + text.dropFirst()))
+            }
         }
     }
 

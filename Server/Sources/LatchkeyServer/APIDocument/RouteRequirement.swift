@@ -11,3 +11,8 @@ package struct RouteRequirement<Context: RequestContext>: Sendable {
         self.document = document
     }
 }
+
+extension RouteRequirement {
+    /// A route that issues session tokens (a sign-in, a refresh): documents 403 `user_disabled` and the claims hook's 503.
+    static var issuesSessionTokens: RouteRequirement { RouteRequirement([]) { $0.documentIssuingSessionTokens() } }
+}

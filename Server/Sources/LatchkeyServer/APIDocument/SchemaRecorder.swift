@@ -56,6 +56,8 @@ package final class SchemaRecorder {
         case is Date.Type: return .string(format: "date-time")
         case is UUID.Type: return .string(format: "uuid")
         case is URL.Type: return .string(format: "uri")
+        // Any JSON value at all (`app_metadata`'s members).
+        case is JSONValue.Type: return .any
         default: return Self.enumCases(type).map { .string(values: $0) }
         }
     }

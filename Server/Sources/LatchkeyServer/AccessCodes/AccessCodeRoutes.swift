@@ -12,7 +12,7 @@ struct AccessCodeRoutes {
         api.add(
             Self.exchange,
             requirements: [
-                .proof(self.dpop),
+                .proof(self.dpop), .issuesSessionTokens,
                 .limited(
                     by: self.limits.accessCodeExchange, limiter: self.limiter, trustedProxies: self.limits.trustedProxies, counting: "exchanges"),
             ]

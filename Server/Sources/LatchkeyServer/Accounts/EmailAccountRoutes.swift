@@ -66,7 +66,7 @@ struct EmailAccountRoutes {
         api.add(
             Self.login,
             requirements: [
-                .proof(self.dpop),
+                .proof(self.dpop), .issuesSessionTokens,
                 .limited(by: self.limits.passwordLogin, limiter: self.limiter, trustedProxies: self.trustedProxies, counting: "sign-ins"),
             ]
         ) { request, context in

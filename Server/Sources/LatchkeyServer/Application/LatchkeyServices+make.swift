@@ -36,7 +36,8 @@ extension LatchkeyServices {
         let budgets = BudgetService(store: store, policy: configuration.budgets, clock: clock)
         let sessions = SessionService(
             store: store, tokens: tokens, policy: configuration.tokens, secondFactors: configuration.mfa, refreshLimit: configuration.limits.refresh,
-            successorKey: masterKey.derivedKey(purpose: "refresh-token successor"), clock: clock, metrics: metrics, logger: logger)
+            successorKey: masterKey.derivedKey(purpose: "refresh-token successor"), clock: clock, metrics: metrics, logger: logger,
+            claimsHook: ClaimsHook(configuration.claims, http: http, clock: clock, metrics: metrics, logger: logger), claimsStore: store)
         let federation = FederationService(
             apple: configuration.apple,
             appleVerifier: configuration.apple.isEnabled

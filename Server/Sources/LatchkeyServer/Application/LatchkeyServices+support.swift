@@ -45,7 +45,8 @@ extension LatchkeyServices {
             throw ConfigurationError(description: problem)
         }
         if let problem = configuration.storage.problems.first ?? configuration.events.problems.first ?? configuration.email.problems.first
-            ?? configuration.admin.problems.first ?? configuration.passkeys.problems.first
+            ?? configuration.admin.problems.first ?? configuration.passkeys.problems.first ?? configuration.claims.problems.first
+            ?? configuration.backend.problems.first
         {
             throw ConfigurationError(description: problem)
         }

@@ -100,6 +100,16 @@ public enum AuditAction {
     public static let passkeyCloneSuspected = "passkey.clone_suspected"
     /// A session was started from an access code (support's own door: never gated by a second factor).
     public static let accessCodeExchange = "access_code.exchange"
+    /// The app's backend read a user (`GET /api/v1/backend/users/{id}`; the actor is `backend` or `backend:<key name>`).
+    public static let userRead = "user.read"
+    /// The app's backend set a user's `app_metadata` (the details give its size, never its content).
+    public static let userAppMetadataSet = "user.app_metadata.set"
+    /// The user was disabled (by the backend or `latchkey users disable`): every session ended.
+    public static let userDisable = "user.disable"
+    /// The user was enabled again.
+    public static let userEnable = "user.enable"
+    /// The app's backend asked the user's apps to refresh their claims now.
+    public static let userClaimsRefresh = "user.claims.refresh"
 }
 
 extension AuditActor {

@@ -7,6 +7,7 @@ extension LatchkeyConfiguration {
     static let secretVariables: Set<String> = [
         "LATCHKEY_MASTER_KEY", "LATCHKEY_APPLE_PRIVATE_KEY", "LATCHKEY_USAGE_SERVICE_KEY", "LATCHKEY_METRICS_TOKEN", "LATCHKEY_DATABASE",
         "LATCHKEY_STORAGE_SECRET_ACCESS_KEY", "LATCHKEY_SMTP_PASSWORD",
+        "LATCHKEY_BACKEND_SERVICE_KEY", "LATCHKEY_HOOKS_CLAIMS_SECRET",
     ]
 
     /// Reads the configuration the way `latchkey` does: `overrides` (command-line options) first, then

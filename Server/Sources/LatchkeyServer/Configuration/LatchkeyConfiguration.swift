@@ -54,6 +54,8 @@ import Logging
 /// - `apple.*`: Sign in with Apple; see ``AppleConfiguration``
 /// - `providers.*`: third-party identity providers (Clerk, any OIDC issuer); see ``IdentityProviderConfiguration``
 /// - `passkeys.*` and `limits.passkeys`: passkeys (WebAuthn), off until `passkeys.rp-id` is set; see ``PasskeyConfiguration``
+/// - `backend.*`: the backend API's service keys; see ``BackendConfiguration``
+/// - `claims.max-bytes`, `hooks.claims.*`: `app_metadata` and the claims hook; see ``ClaimsConfiguration``
 /// - `log-level` (`LATCHKEY_LOG_LEVEL`, default `info`)
 public struct LatchkeyConfiguration: Sendable {
     public var host: String = "127.0.0.1"
@@ -142,6 +144,10 @@ public struct LatchkeyConfiguration: Sendable {
     public var passkeys = PasskeyConfiguration()
     /// The admin console (`admin.*`).
     public var admin = AdminConfiguration()
+    /// The backend API (`backend.*`): the keys app backends present.
+    public var backend = BackendConfiguration()
+    /// Extra claims in session tokens: `claims.max-bytes`, `hooks.claims.*`.
+    public var claims = ClaimsConfiguration()
     /// What was wrong with `providers.*`; ``LatchkeyServices`` refuses to start with any.
     public var invalidProviders: [String] = []
     /// Every setting read by ``load(overrides:configFile:environment:)``, by key, with its value and source (empty for a
@@ -208,6 +214,8 @@ public struct LatchkeyConfiguration: Sendable {
         self.mfa = SecondFactorPolicy(reader: reader.scoped(to: "mfa"), limits: reader.scoped(to: "limits"))
         self.passkeys = PasskeyConfiguration(reader: reader.scoped(to: "passkeys"), limits: reader.scoped(to: "limits"))
         self.admin = AdminConfiguration(reader: reader.scoped(to: "admin"))
+        self.backend = BackendConfiguration(reader: reader.scoped(to: "backend"))
+        self.claims = ClaimsConfiguration(reader: reader)
         (self.identityProviders, self.invalidProviders) = IdentityProviderConfiguration.providers(reader: reader.scoped(to: "providers"))
         self.logLevel = reader.string(forKey: "log-level").flatMap(Logger.Level.init(rawValue:)) ?? defaults.logLevel
     }

@@ -36,6 +36,8 @@ public enum SettingsReference {
             + "`X-Original-URI`) or `traefik` (`X-Forwarded-Method`, `X-Forwarded-Uri`).",
         "authorize.routes": "Forward-auth rules, comma-separated, first match wins, no match is 403: `<METHOD or *> <path prefix> <kind> [<meter>] "
             + "[token=query]`, the kind being public, device, bearer or user.",
+        "backend.service-key": "Secret, never shown: the Bearer key the app's own server presents to the backend API "
+            + "(`/api/v1/backend/users/{id}`), audited as `backend`; with no backend key those routes answer 404.",
         "budgets.default-limit": "The usage every user's budget allows per `budgets.period` unless support set another, in the units app backends "
             + "record with `POST /api/v1/usage`.",
         "budgets.period": "Seconds of the rolling period a budget counts usage over; older usage no longer counts.",
@@ -45,6 +47,8 @@ public enum SettingsReference {
         "cache.profile-capacity": "Profiles (`users/me`, `auth/me`) the profile cache holds at most; 0 keeps none.",
         "cache.profile-ttl": "Seconds `users/me` and `auth/me` may answer from a profile read before (0 to 60); 0 turns the profile cache off. This "
             + "process's own writes drop a profile at once.",
+        "claims.max-bytes": "The most a user's `app_metadata` and the claims hook's claims may each take, in bytes of compact JSON; larger "
+            + "`app_metadata` is refused (400), a larger hook answer counts as a failed hook.",
         "database": "Secret, never shown (a URL may hold a password): an SQLite file path, or a `postgres://user:password@host:port/db` URL that "
             + "several processes can share; migrated at every start.",
         "database.max-connections": "PostgreSQL only: connections each process uses for requests; it holds two more that LISTEN (the revocation and "
@@ -71,6 +75,13 @@ public enum SettingsReference {
         "guest.features-disabled": "Features a guest token's response lists as disabled in its `limitations` (comma-separated), for the app to "
             + "honour; the server enforces none of them.",
         "guest.max-actions-per-day": "The actions a day a guest token's `limitations` report, and the guest limit of the default `actions` meter.",
+        "hooks.claims.on-failure": "What a failed or slow claims hook does: `omit` issues the token without its claims (and counts "
+            + "`latchkey_claims_hook_failures_total`), `refuse` answers 503 and changes nothing.",
+        "hooks.claims.secret": "Secret, never shown: `whsec_` and base64 of 24 bytes or more, the Standard Webhooks key the claims hook's calls "
+            + "are signed with; required with `hooks.claims.url`.",
+        "hooks.claims.timeout": "Seconds the claims hook may take to answer before it counts as failed (`hooks.claims.on-failure` decides).",
+        "hooks.claims.url": "The app's claims hook (http or https): POSTed `{user_id, kind, token_kind, identities, app_metadata, amr}` before "
+            + "every session access token is issued; its answer's `claims` are merged, reserved names dropped. Unset: no hook.",
         "host": "The address the server listens on: the API's port, and `admin.port` and `metrics.port` when set.",
         "http.cors.allowed-origins": "Exact browser origins (`https://app.example.com`) that may call the API cross-origin (CORS), never with "
             + "credentials; empty sends no CORS headers. The console never answers cross-origin.",

@@ -13,7 +13,7 @@ struct DeviceRoutes {
         api.add(
             Self.register,
             requirements: [
-                .proof(self.dpop),
+                .proof(self.dpop), .issuesSessionTokens,
                 .limited(
                     by: self.limits.registerDevice, limiter: self.limiter, trustedProxies: self.limits.trustedProxies, counting: "registrations"),
             ]

@@ -84,7 +84,7 @@ package final class EventHub: Sendable {
 
     private func heard(_ change: StoreChange) {
         switch change {
-        case .budgetChanged(let userID), .identityLinked(let userID, _):
+        case .budgetChanged(let userID), .identityLinked(let userID, _), .claimsChanged(let userID):
             guard self.state.withLock({ $0.byUser[userID] != nil }) else { return }
             self.queue.yield(.changed(change))
         default:
@@ -265,6 +265,9 @@ package final class EventHub: Sendable {
         case .identityLinked(_, let provider):
             frame = SessionEventFrame(type: SessionEventType.identityLinked, at: self.clock.now())
             frame.provider = provider
+        case .claimsChanged:
+            // The SDK refreshes at once: its next access token carries the new claims.
+            frame = SessionEventFrame(type: SessionEventType.claimsChanged, at: self.clock.now())
         default: return
         }
         let sinks = self.state.withLock { state in
@@ -343,6 +346,7 @@ extension SQLLatchkeyStore: EventLookups {
                 case "logout": .logout
                 case "logout_global", "logout_others", "password_changed", "password_reset": .logoutGlobal
                 case "refresh_token_reuse": .reuseDetected
+                case "disabled": .disabled
                 default: .admin
                 }
             return SessionEnding(reason: reason, userDeleted: false)

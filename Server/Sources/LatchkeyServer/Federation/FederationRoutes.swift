@@ -19,7 +19,7 @@ struct FederationRoutes {
         api.add(
             Self.apple,
             requirements: [
-                .proof(self.dpop), signIn,
+                .proof(self.dpop), signIn, .issuesSessionTokens,
                 // An optional Bearer: a session to link the Apple ID to. One that does not verify is an error, not a silent
                 // sign-in as someone else.
                 .token(
@@ -35,7 +35,7 @@ struct FederationRoutes {
             }
             return Answer.tokens(signedIn.tokens, status: signedIn.created ? .created : .ok)
         }
-        api.add(Self.tokenExchange, requirements: [.proof(self.dpop), signIn]) { request, context in
+        api.add(Self.tokenExchange, requirements: [.proof(self.dpop), signIn, .issuesSessionTokens]) { request, context in
             let body = try await request.decode(as: TokenExchangeRequest.self, context: context)
             guard !body.subjectToken.isEmpty else { throw APIError.badRequest("Send subject_token: a token of a configured identity provider.") }
             return Answer.tokens(try await self.federation.exchange(body, proof: context.proof))

@@ -123,6 +123,8 @@ extension APIError {
             case .invalidPasskey: (.badRequest, .invalidPasskey)
             case .unknownCredential: (.unauthorized, .unknownCredential)
             case .passkeyExists: (.conflict, .passkeyExists)
+            case .userDisabled: (.forbidden, .userDisabled)
+            case .claimsHookFailed: (.serviceUnavailable, .serviceUnavailable)
             default: (.internalServerError, .internalError)
             }
         self.init(status, code, error.message)

@@ -10,6 +10,8 @@ public struct LatchkeyRequestContext: RequestContext {
     public var identity: VerifiedToken?
     /// The request's DPoP proof, set by the proof middleware of the routes that take one when the request carried one.
     package var proof: VerifiedProof?
+    /// Who called the backend API: `backend` or `backend:<key name>`, set by the backend key's check.
+    package var backendActor: String?
     /// The peer's address on the socket.
     public let remoteAddress: SocketAddress?
     /// The largest request body a route decodes (`http.max-body-size`); larger ones get 413.

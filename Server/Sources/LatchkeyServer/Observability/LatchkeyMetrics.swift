@@ -46,6 +46,12 @@ package struct LatchkeyMetrics: Sendable {
         self.counter("latchkey_refresh_without_proof_total", []).increment()
     }
 
+    /// A call of the claims hook that failed (`reason`: `timeout`, `status`, `answer`, `too_large`, `unreachable`); the
+    /// token was issued without its claims (`omit`) or refused (`refuse`).
+    func claimsHookFailed(reason: String) {
+        self.counter("latchkey_claims_hook_failures_total", [("reason", reason)]).increment()
+    }
+
     func refreshTokenReuseDetected() {
         self.counter("latchkey_refresh_token_reuse_detected_total", []).increment()
     }

@@ -46,7 +46,7 @@ struct PasskeyRoutes {
         api.add(Self.authenticationOptions, requirements: [self.on, self.limited]) { _, _ in
             Answer.tokens(try await self.passkeys.authenticationOptions())
         }
-        api.add(Self.authenticate, requirements: [self.on, .proof(self.dpop), self.limited]) { request, context in
+        api.add(Self.authenticate, requirements: [self.on, .proof(self.dpop), self.limited, .issuesSessionTokens]) { request, context in
             let body = try await request.decode(as: PasskeyAuthenticationRequest.self, context: context)
             let deviceID = try body.deviceID.map { try canonicalUUID($0, field: "device_id") }
             return Answer.tokens(try await self.passkeys.signIn(body, deviceID: deviceID, proof: context.proof))

@@ -29,7 +29,7 @@ struct SecondFactorRoutes {
             return Answer.tokens(RecoveryCodesResponse(recoveryCodes: codes))
         }
         var verifyRequirements: [RouteRequirement<LatchkeyRequestContext>] = [
-            .proof(self.dpop),
+            .proof(self.dpop), .issuesSessionTokens,
             .token(
                 self.verifier, kinds: [.session], optional: true,
                 refusal: "Only a session's access token can step up; send no Bearer when finishing a sign-in with mfa_token."),

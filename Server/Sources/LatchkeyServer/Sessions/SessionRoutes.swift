@@ -13,7 +13,7 @@ struct SessionRoutes {
         api.add(
             Self.refresh,
             requirements: [
-                .proof(self.dpop),
+                .proof(self.dpop), .issuesSessionTokens,
                 // Failures per client IP (the session ID is no secret); over that limit a token this server issued is still tried.
                 .failuresLimited(by: self.limits.refreshFailures, limiter: self.limiter, trustedProxies: self.limits.trustedProxies) {
                     request, context in

@@ -25,6 +25,13 @@ package struct SessionService: Sendable {
     let clock: any WallClock
     let metrics: LatchkeyMetrics
     let logger: Logger
+    /// The app's claims hook (`hooks.claims.url`), when one is set.
+    var claimsHook: ClaimsHook? = nil
+    /// Where a token's user is read when nothing read them while the session was written (a step-up).
+    var claimsStore: SQLLatchkeyStore? = nil
+
+    /// A new gatherer of a session token's extra claims (``PendingClaims``).
+    func pendingClaims() -> PendingClaims { PendingClaims(hook: self.claimsHook, store: self.claimsStore) }
 
     /// A session about to be stored, with the plaintext of its first refresh token. `amr` says how its user proved who
     /// they are; a device session bound to a key (`proof`) adds `hwk`. With `secondFactorGate` a one-factor sign-in
@@ -42,13 +49,14 @@ package struct SessionService: Sendable {
         var methods = amr
         if methods == [.device] && proof != nil { methods.append(.hardwareKey) }
         let mfaToken = secondFactorGate ? Secret.generate() : nil
-        let session = NewSession(
+        var session = NewSession(
             id: sessionID, userID: userID, deviceID: deviceID, createdAt: now, refreshTokenHash: Secret.hash(refreshToken),
             refreshTokenExpiresAt: now.addingTimeInterval(self.policy.refreshLifetime), proof: proof, accessCodeID: accessCodeID,
             amr: methods, aal2At: aal2At,
             challenge: mfaToken.map {
                 NewSecondFactorChallenge(tokenHash: Secret.hash($0), expiresAt: now.addingTimeInterval(Self.challengeLifetime))
             })
+        session.claims = self.pendingClaims()
         return (session, refreshToken, mfaToken)
     }
 
@@ -58,21 +66,22 @@ package struct SessionService: Sendable {
     /// The response for a session (begun at `authTime`) whose current refresh token is `refreshToken`.
     func tokenPair(
         sessionID: String, userID: String, deviceID: String?, authTime: Date, refreshToken: String, deviceSecret: String? = nil,
-        aal: AuthenticatorAssuranceLevel, amr: [AuthenticationMethod]
+        aal: AuthenticatorAssuranceLevel, amr: [AuthenticationMethod], claims: PendingClaims?
     ) async throws -> TokenPairResponse {
+        let extra = try await (claims ?? self.pendingClaims()).claims(userID: userID, amr: amr)
         let access = try await self.tokens.issue(
             kind: .session, subject: userID, sessionID: sessionID, deviceID: deviceID, lifetime: self.policy.sessionLifetime,
-            authTime: authTime, aal: aal, amr: amr)
+            authTime: authTime, aal: aal, amr: amr, extra: extra)
         return TokenPairResponse(
             accessToken: access.token, expiresIn: Int(self.policy.sessionLifetime), refreshToken: refreshToken,
             refreshTokenExpiresIn: Int(self.policy.refreshLifetime), userID: userID, sessionID: sessionID, deviceSecret: deviceSecret)
     }
 
     /// The response for the stored session `session` whose current refresh token is `refreshToken`.
-    func tokenPair(_ session: SessionRecord, refreshToken: String) async throws -> TokenPairResponse {
+    func tokenPair(_ session: SessionRecord, refreshToken: String, claims: PendingClaims? = nil) async throws -> TokenPairResponse {
         try await self.tokenPair(
             sessionID: session.id, userID: session.userID, deviceID: session.deviceID, authTime: session.createdAt, refreshToken: refreshToken,
-            aal: session.aal, amr: Self.amr(of: session))
+            aal: session.aal, amr: Self.amr(of: session), claims: claims)
     }
 
     /// The `amr` of a stored session; one stored before sessions kept it is told by what it has.
@@ -87,7 +96,7 @@ package struct SessionService: Sendable {
     func tokenPair(_ session: NewSession, refreshToken: String, deviceSecret: String? = nil) async throws -> TokenPairResponse {
         try await self.tokenPair(
             sessionID: session.id, userID: session.userID, deviceID: session.deviceID, authTime: session.createdAt, refreshToken: refreshToken,
-            deviceSecret: deviceSecret, aal: session.aal2At == nil ? .aal1 : .aal2, amr: session.amr)
+            deviceSecret: deviceSecret, aal: session.aal2At == nil ? .aal1 : .aal2, amr: session.amr, claims: session.claims)
     }
 
     /// The answer to a sign-in: its session's token pair, or — when a challenge was stored instead — the 403
@@ -142,20 +151,25 @@ package struct SessionService: Sendable {
             self.refreshLimit.isEnabled
             ? RefreshLimit(bucket: RateLimiter.bucket(self.refreshLimit, sessionID), limit: self.refreshLimit.limit, window: self.refreshLimit.window)
             : nil
+        let claims = self.pendingClaims()
         let result = try await self.store.rotateRefreshToken(
             sessionID: sessionID, presentedHash: Secret.hash(refreshToken), successorHash: Secret.hash(successor),
             successorExpiresAt: now.addingTimeInterval(self.policy.refreshLifetime), now: now, graceWindow: self.policy.refreshGrace,
-            proof: proof, requireProof: self.policy.dpop == .required, limit: limit)
-        return (try await self.tokens(for: result.rotation, successor: successor, sessionID: sessionID, now: now), result.remaining)
+            proof: proof, requireProof: self.policy.dpop == .required, limit: limit, claims: claims)
+        return (try await self.tokens(for: result.rotation, successor: successor, sessionID: sessionID, now: now, claims: claims), result.remaining)
     }
 
-    private func tokens(for outcome: RefreshRotation, successor: String, sessionID: String, now: Date) async throws -> TokenPairResponse {
+    private func tokens(
+        for outcome: RefreshRotation, successor: String, sessionID: String, now: Date, claims: PendingClaims
+    ) async throws -> TokenPairResponse {
         switch outcome {
         case .rotated(let session), .unclaimedSuccessor(let session):
-            return try await self.tokenPair(session, refreshToken: successor)
+            return try await self.tokenPair(session, refreshToken: successor, claims: claims)
         case .withinGrace(let session):
             let latest = try await self.latestDescendant(of: successor, sessionID: sessionID)
-            return try await self.tokenPair(session, refreshToken: latest)
+            return try await self.tokenPair(session, refreshToken: latest, claims: claims)
+        case .userDisabled:
+            throw ServiceError.userDisabled
         case .reuseDetected(let session):
             self.metrics.refreshTokenReuseDetected()
             self.logger.warning("refresh token reuse detected; session revoked", metadata: ["session_id": "\(session.id)"])

@@ -21,6 +21,8 @@ package struct NewSession: Sendable {
     /// A sign-in that proved one factor: when the user has a confirmed second factor, this challenge is stored instead of
     /// the session (``SessionStart/challenged(_:)``), in the same transaction that would have stored the session.
     package var challenge: NewSecondFactorChallenge? = nil
+    /// The claims of its first access token beyond the fixed ones, gathered while it is stored (``PendingClaims``).
+    package var claims: PendingClaims? = nil
 }
 
 /// The challenge a one-factor sign-in stores instead of its session for a user with a second factor: the `mfa_token`'s
@@ -62,6 +64,8 @@ package enum RefreshRotation: Sendable, Equatable {
     case limited(SessionRecord, resetAt: Date)
     /// Unknown, expired, or belonging to a revoked session.
     case invalid
+    /// The session's user is disabled (disabling revoked the session too): 403 `user_disabled`, nothing spent.
+    case userDisabled
 }
 
 /// The per-session limit of successful refreshes, counted inside the rotation's own transaction.
@@ -100,7 +104,7 @@ package protocol SessionStore: SessionLookup {
     /// ``RefreshRotation/limited(_:resetAt:)`` before anything is spent.
     func rotateRefreshToken(
         sessionID: String, presentedHash: String, successorHash: String, successorExpiresAt: Date, now: Date, graceWindow: TimeInterval,
-        proof: VerifiedProof?, requireProof: Bool, limit: RefreshLimit?
+        proof: VerifiedProof?, requireProof: Bool, limit: RefreshLimit?, claims: PendingClaims?
     ) async throws -> RefreshResult
     /// Whether the session's refresh token with this hash has been used; nil when there is no such token.
     func isRefreshTokenSpent(sessionID: String, hash: String) async throws -> Bool?
@@ -127,7 +131,7 @@ extension SessionStore {
     ) async throws -> RefreshRotation {
         try await self.rotateRefreshToken(
             sessionID: sessionID, presentedHash: presentedHash, successorHash: successorHash, successorExpiresAt: successorExpiresAt, now: now,
-            graceWindow: graceWindow, proof: proof, requireProof: requireProof, limit: nil
+            graceWindow: graceWindow, proof: proof, requireProof: requireProof, limit: nil, claims: nil
         ).rotation
     }
 }
@@ -155,13 +159,13 @@ extension SQLLatchkeyStore: SessionStore {
 
     package func rotateRefreshToken(
         sessionID: String, presentedHash: String, successorHash: String, successorExpiresAt: Date, now: Date, graceWindow: TimeInterval,
-        proof: VerifiedProof?, requireProof: Bool, limit: RefreshLimit?
+        proof: VerifiedProof?, requireProof: Bool, limit: RefreshLimit?, claims: PendingClaims?
     ) async throws -> RefreshResult {
         try await self.changing { sql, changes in
             var counted: (count: Int, oldest: Date?)?
             let rotation = try await Self.rotate(
                 sessionID: sessionID, presentedHash: presentedHash, successorHash: successorHash, successorExpiresAt: successorExpiresAt,
-                now: now, graceWindow: graceWindow, proof: proof, requireProof: requireProof, on: sql, noting: changes
+                now: now, graceWindow: graceWindow, proof: proof, requireProof: requireProof, claims: claims, on: sql, noting: changes
             ) { session in
                 guard let limit else { return nil }
                 // On PostgreSQL concurrent refreshes of one session would each count the same hits: one at a time.
@@ -174,7 +178,9 @@ extension SQLLatchkeyStore: SessionStore {
             if case .rotated(let session) = rotation { changes.note(.userChanged(session.userID)) }
             // Only a refresh that succeeds counts against the session's limit.
             switch rotation {
-            case .rotated, .unclaimedSuccessor, .withinGrace:
+            case .rotated(let session), .unclaimedSuccessor(let session), .withinGrace(let session):
+                // Under `refuse` a failing claims hook rolls the rotation back: the same refresh token works again.
+                try await claims?.callHookBeforeCommit(amr: session.amr, on: sql)
                 guard let limit, let counted else { return RefreshResult(rotation: rotation) }
                 try await Self.recordHit(bucket: limit.bucket, at: now, on: sql)
                 return RefreshResult(rotation: rotation, remaining: (limit.limit - counted.count - 1, (counted.oldest ?? now) + limit.window))
@@ -188,19 +194,27 @@ extension SQLLatchkeyStore: SessionStore {
     /// answer, before anything is spent.
     private static func rotate(
         sessionID: String, presentedHash: String, successorHash: String, successorExpiresAt: Date, now: Date, graceWindow: TimeInterval,
-        proof: VerifiedProof?, requireProof: Bool, on sql: any SQLDatabase, noting changes: StoreChanges.Notes,
+        proof: VerifiedProof?, requireProof: Bool, claims: PendingClaims?, on sql: any SQLDatabase, noting changes: StoreChanges.Notes,
         checkLimit: (SessionRecord) async throws -> RefreshRotation?
     ) async throws -> RefreshRotation {
         guard
             let row = try await sql.raw(
                 """
-                SELECT r.expires_at, r.used_at, \(unsafeRaw: Self.sessionColumns)
-                FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id
+                SELECT r.expires_at, r.used_at, \(unsafeRaw: Self.sessionColumns),
+                    u.kind AS user_kind, u.app_metadata AS user_app_metadata, u.disabled_at AS user_disabled_at
+                FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id JOIN users u ON u.id = s.user_id
                 WHERE r.session_id = \(bind: sessionID) AND r.token_hash = \(bind: presentedHash)
                 """
             ).first()
         else { return .invalid }
         let session = try Self.session(from: row)
+        // Before the revocation check: disabling revoked the session, and its refresh answers user_disabled, not invalid_grant.
+        guard try row.optionalDate("user_disabled_at") == nil else { return .userDisabled }
+        // The user as the token will carry them (`app_metadata`): read by this statement, no other.
+        claims?.read(
+            ClaimsSubject(
+                userID: session.userID, kind: UserKind(rawValue: try row.string("user_kind")),
+                appMetadata: try row.optionalString("user_app_metadata").flatMap(JSONValue.object(parsing:))))
         guard session.revokedAt == nil, try row.date("expires_at") > now else { return .invalid }
         if let bound = session.dpopThumbprint {
             guard proof?.thumbprint == bound else { return .proofRequired(session) }
@@ -321,6 +335,8 @@ extension SQLLatchkeyStore: SessionStore {
     /// second factor — the challenge instead (read in the same transaction, so a factor confirmed meanwhile gates it).
     @discardableResult
     static func insert(_ session: NewSession, on sql: any SQLDatabase) async throws -> SessionStart {
+        // Every sign-in stores its session here: a disabled user's is refused (user_disabled) in its own transaction.
+        if let subject = try await Self.claimsSubject(ofUser: session.userID, locking: true, on: sql) { session.claims?.read(subject) }
         try await Self.spend(session.proof, on: sql)
         if let challenge = session.challenge {
             let factors = try await sql.raw(
@@ -341,6 +357,7 @@ extension SQLLatchkeyStore: SessionStore {
                 return .challenged(factors)
             }
         }
+        try await session.claims?.callHookBeforeCommit(amr: session.amr, on: sql)
         try await sql.raw(
             """
             INSERT INTO sessions (id, user_id, device_id, created_at, dpop_thumbprint, access_code_id, amr, aal2_at)

@@ -23,11 +23,14 @@ package enum StoreChange: Sendable, Equatable {
     case budgetChanged(String)
     /// An identity of `provider` was linked to the user: `identity.linked`.
     case identityLinked(userID: String, provider: String)
+    /// What the user's next access token carries changed (`app_metadata`), or the backend asked their apps to refresh:
+    /// `claims.changed`.
+    case claimsChanged(String)
 
     /// The user the change is about, when it is about one.
     package var userID: String? {
         switch self {
-        case .userSignedOut(let id), .userDeleted(let id), .userChanged(let id), .budgetChanged(let id): id
+        case .userSignedOut(let id), .userDeleted(let id), .userChanged(let id), .budgetChanged(let id), .claimsChanged(let id): id
         case .identityLinked(let id, _): id
         case .sessionsRevoked, .keyRevoked, .accessCodeRevoked: nil
         }
@@ -95,11 +98,12 @@ package final class StoreChanges: Sendable {
         }
     }
 
-    /// `<origin> budget <user>` or `<origin> linked <user> <provider>` (IDs are UUIDs, provider names have no spaces);
+    /// `<origin> budget <user>`, `<origin> claims <user>` or `<origin> linked <user> <provider>` (IDs are UUIDs, provider names have no spaces);
     /// nil for changes that do not travel this way.
     func payload(_ change: StoreChange) -> String? {
         switch change {
         case .budgetChanged(let userID): "\(self.origin) budget \(userID)"
+        case .claimsChanged(let userID): "\(self.origin) claims \(userID)"
         case .identityLinked(let userID, let provider): "\(self.origin) linked \(userID) \(provider)"
         default: nil
         }
@@ -111,6 +115,7 @@ package final class StoreChanges: Sendable {
         guard parts.count >= 3, parts[0] != self.origin else { return }
         switch (parts[1], parts.count) {
         case ("budget", 3): self.received([.budgetChanged(parts[2])])
+        case ("claims", 3): self.received([.claimsChanged(parts[2])])
         case ("linked", 4): self.received([.identityLinked(userID: parts[2], provider: parts[3])])
         default: return
         }

@@ -70,6 +70,10 @@ public struct ServiceError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let unknownCredential = Kind("unknownCredential")
         /// A passkey with the credential ID is registered already.
         public static let passkeyExists = Kind("passkeyExists")
+        /// The user is disabled (by the app's backend): no sign-in or refresh until enabled.
+        public static let userDisabled = Kind("userDisabled")
+        /// The claims hook failed and `hooks.claims.on-failure` is `refuse`; nothing was changed.
+        public static let claimsHookFailed = Kind("claimsHookFailed")
 
         public var description: String { self.name }
     }
@@ -192,6 +196,11 @@ public struct ServiceError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A passkey with the credential ID is registered already.
     public static let passkeyExists = ServiceError(
         .passkeyExists, "This passkey is registered already: the authenticator holds one for this site. Use it to sign in.")
+    /// The user is disabled: every sign-in and refresh is refused until the app's backend enables them.
+    public static let userDisabled = ServiceError(.userDisabled, "This account is disabled; it cannot sign in until it is enabled again.")
+    /// The claims hook failed (`hooks.claims.on-failure` `refuse`): no token was issued and nothing changed.
+    public static let claimsHookFailed = ServiceError(
+        .claimsHookFailed, "The app's claims hook did not answer in time or answered wrongly; nothing was changed. Try again later.")
     /// Too many wrong second-factor codes for the user; `retryAfter` seconds until the oldest leaves the window.
     public static func tooManySecondFactorAttempts(retryAfter: Int) -> ServiceError {
         ServiceError(

@@ -85,7 +85,7 @@ final class TokenVerificationCache: Sendable {
         case .userDeleted(let id): ["u:" + id]
         case .keyRevoked(let kid): ["k:" + kid]
         case .accessCodeRevoked(let id): ["j:" + id]
-        case .userSignedOut, .userChanged, .budgetChanged, .identityLinked: []
+        case .userSignedOut, .userChanged, .budgetChanged, .identityLinked, .claimsChanged: []
         }
     }
 

@@ -136,6 +136,32 @@ struct LiveEventsEndToEndTests {
 
     /// Logs `token`'s session out as another client would, then expects `watch` to print `session.revoked` as its line
     /// `index` and exit 0.
+    /// The backend sets `app_metadata`: `watch` refreshes at once, before it prints `claims.changed`, and goes on with a
+    /// token that carries the new claims.
+    @Test func watchRefreshesAtOnceWhenTheUsersClaimsChange() async throws {
+        try await DeviceApp.run(servingEvents: true) { app, server in
+            try await app.register()
+            let first = try #require(try app.credentials()?.session?.accessToken)
+            let userID = try #require(try app.credentials()?.session?.userID)
+            let watch = try await Self.watch(app)
+            _ = try await server.services.backend.setAppMetadata(
+                .object(["plan": .string("pro")]), ofUser: userID, by: AuditActor(name: "backend", source: "test"))
+            #expect(try await watch.line(1) == #"{"type":"claims.changed"}"#)
+            #expect(try await watch.line(2).hasSuffix(#","type":"reauthenticated"}"#))
+            let second = try #require(try app.credentials()?.session?.accessToken)
+            #expect(second != first)
+            let payload = try #require(Data(base64Encoded: Self.base64(second.split(separator: ".")[1])))
+            #expect(String(decoding: payload, as: UTF8.self).contains(#""app_metadata":{"plan":"pro"}"#))
+            try await Self.logOut(second, on: server, endingWatch: watch, atLine: 3)
+        }
+    }
+
+    private static func base64(_ base64URL: Substring) -> String {
+        var text = base64URL.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while text.count % 4 != 0 { text += "=" }
+        return text
+    }
+
     static func logOut(
         _ token: String, on server: LiveServer, endingWatch watch: RunningDeviceApp, atLine index: Int,
         sourceLocation: SourceLocation = #_sourceLocation
