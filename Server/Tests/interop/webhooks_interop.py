@@ -767,6 +767,17 @@ def backend_checks(server: Server, hook: ClaimsHook, key: str, receiver: Receive
     check("after enable the device signs in again", status in (200, 201), f"{status} {error_code(answer)}")
     if receiver is not None:
         check("webhook: user.updated (change enabled)", receiver.wait(path, "user.updated", user, change="enabled") is not None)
+    if status in (200, 201):
+        status, revoked = call("POST", users_url(user, "/revoke-sessions"), {}, bearer=key)
+        check("revoke-sessions answers 200", status == 200, f"{status} {error_code(revoked)}")
+        status, _ = call("GET", server.url("/api/v1/users/me"), bearer=answer["access_token"])
+        check("... and the session's access token is refused (401)", status == 401, f"{status}")
+    status, answer = call("DELETE", users_url(user), bearer=key)
+    check("DELETE /api/v1/backend/users/{id} answers 200", status in (200, 204), f"{status} {error_code(answer)}")
+    status, answer = call("GET", users_url(user), bearer=key)
+    check("... then GET is 404 not_found", status == 404 and error_code(answer) == "not_found", f"{status} {error_code(answer)}")
+    if receiver is not None:
+        check("webhook: user.deleted after the backend's DELETE", receiver.wait(path, "user.deleted", user) is not None)
 
     # The hook misbehaving: slow, reserved claims, oversized, failing.
     def signed_in(mode: str) -> tuple[str, int, Any, float]:
