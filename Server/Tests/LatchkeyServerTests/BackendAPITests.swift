@@ -37,6 +37,19 @@ import Testing
         }
     }
 
+    @Test func everyNamedKeyWorksAndIsAuditedByItsName() async throws {
+        let old = ServiceKeyEntry(name: "old", key: String(repeating: "o", count: 32))
+        let new = ServiceKeyEntry(name: "new", key: String(repeating: "n", count: 32))
+        try await withServer(.live, configure: { $0.backendServiceKeys = [old, new] }) { client, server in
+            let device = try await client.registerDevice()
+            for entry in [old, new] {
+                #expect(try await client.send(.post, Backend.path(device.userID, "refresh-claims"), bearer: entry.key).status == .noContent)
+            }
+            let actors = try await server.services.audit.events(AuditQuery(action: AuditAction.userClaimsRefresh)).map(\.actor)
+            #expect(Set(actors) == ["backend:old", "backend:new"])
+        }
+    }
+
     @Test func getShowsTheUserWithDevicesAndTheDisabledFlag() async throws {
         try await Self.withBackend { client, _ in
             let device = try await client.registerDevice()
@@ -107,6 +120,20 @@ import Testing
             #expect(try await client.send(.delete, Backend.path(device.userID), bearer: Backend.key).status == .noContent)
             #expect(try await client.send(.get, Backend.path(device.userID), bearer: Backend.key).status == .notFound)
             #expect(try await client.send(.delete, Backend.path(device.userID), bearer: Backend.key).status == .notFound)
+        }
+    }
+
+    @Test func theUsersSocketsHearClaimsChangedOnPatchAndRefreshClaims() async throws {
+        let server = try await TestServer.make(configure: Backend.configure)
+        try await server.test(.live) { client in
+            let pair = try await client.registerDevice()
+            let socket = try await EventSocketClient.open(port: client.port!, token: pair.accessToken)
+            #expect(try await socket.next().type == "connected")
+            let patch = try await client.send(.patch, Backend.path(pair.userID), bearer: Backend.key, json: #"{"app_metadata": {"plan": "pro"}}"#)
+            #expect(patch.status == .ok)
+            #expect(try await socket.next().type == "claims.changed")
+            #expect(try await client.send(.post, Backend.path(pair.userID, "refresh-claims"), bearer: Backend.key).status == .noContent)
+            #expect(try await socket.next().type == "claims.changed")
         }
     }
 

@@ -65,6 +65,8 @@ import Testing
             let device = try await client.registerDevice()
             #expect(try Backend.payload(of: device.accessToken)["sub"] as? String == device.userID)
             #expect(try await client.refresh(device.refreshToken).status == .ok)
+            let metrics = try await client.send(.get, "/metrics", bearer: TestServer.metricsToken).text
+            #expect(metrics.contains(#"latchkey_claims_hook_failures_total{reason="timeout"} 2"#), "\(metrics)")
         }
     }
 
@@ -84,6 +86,30 @@ import Testing
             #expect(response.envelope?.error.code == .serviceUnavailable)
             let shown = try await client.send(.get, Backend.path(deviceID.uuidString.lowercased()), bearer: Backend.key)
             #expect(shown.status == .notFound)
+        }
+    }
+
+    @Test func underRefuseARefreshTheHookFailsIsRefusedAndTheSameRefreshTokenWorksOnceItAnswers() async throws {
+        try await Self.withHook(.answer(#"{"claims": {"tier": "gold"}}"#), onFailure: .refuse) { client, _, peer in
+            let device = try await client.registerDevice()
+            peer.behave(.status(500))
+            let refused = try await client.refresh(device.refreshToken)
+            #expect(refused.status == .serviceUnavailable)
+            peer.behave(.answer(#"{"claims": {"tier": "silver"}}"#))
+            let refreshed = try await client.refresh(device.refreshToken)
+            #expect(refreshed.status == .ok)
+            #expect(try Backend.payload(of: try refreshed.decode(TokenPairResponse.self).accessToken)["tier"] as? String == "silver")
+        }
+    }
+
+    @Test func theHookIsToldTheUsersAppMetadata() async throws {
+        try await Self.withHook(.answer(#"{"claims": {}}"#)) { client, _, peer in
+            let device = try await client.registerDevice()
+            let patch = try await client.send(.patch, Backend.path(device.userID), bearer: Backend.key, json: #"{"app_metadata": {"plan": "pro"}}"#)
+            #expect(patch.status == .ok)
+            _ = try await client.refresh(device.refreshToken)
+            let sent = try JSONSerialization.jsonObject(with: try #require(peer.calls.last).body) as? [String: Any]
+            #expect((sent?["app_metadata"] as? [String: Any])?["plan"] as? String == "pro")
         }
     }
 }

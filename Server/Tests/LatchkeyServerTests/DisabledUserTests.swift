@@ -29,6 +29,36 @@ import Testing
         }
     }
 
+    @Test func theUsersSocketsHearSessionRevokedDisabledAndClose() async throws {
+        let server = try await TestServer.make(configure: Backend.configure)
+        try await server.test(.live) { client in
+            let pair = try await client.registerDevice()
+            let socket = try await EventSocketClient.open(port: client.port!, token: pair.accessToken)
+            #expect(try await socket.next().type == "connected")
+            #expect(try await client.send(.post, Backend.path(pair.userID, "disable"), bearer: Backend.key).status == .ok)
+            let revoked = try await socket.next()
+            #expect(revoked.type == "session.revoked")
+            #expect(revoked.reason == "disabled")
+            #expect(try await socket.closeCode() == 4001)
+        }
+    }
+
+    @Test func accessCodesOfADisabledUserAreRevokedAndCannotBeExchanged() async throws {
+        try await withServer(.live, configure: Backend.configure) { client, server in
+            let device = try await client.registerDevice()
+            let first = try await server.services.accessCodes.issue(userID: device.userID, expiresIn: nil, note: nil)
+            #expect(try await client.send(.get, "/api/v1/users/me", bearer: first.code).status == .ok)
+            #expect(try await client.send(.post, Backend.path(device.userID, "disable"), bearer: Backend.key).status == .ok)
+            #expect(try await client.send(.get, "/api/v1/users/me", bearer: first.code).status == .unauthorized)
+            // One issued while disabled is no way in either.
+            let second = try await server.services.accessCodes.issue(userID: device.userID, expiresIn: nil, note: nil)
+            let exchange = try await client.send(
+                .post, "/api/v1/auth/access-code/exchange", body: AccessCodeExchangeRequest(accessCode: second.code))
+            #expect(exchange.status == .forbidden)
+            #expect(exchange.envelope?.error.code == .userDisabled)
+        }
+    }
+
     @Test func enablingLetsTheUserSignInAgainButEndedSessionsStayEnded() async throws {
         try await withServer(.live, configure: Backend.configure) { client, _ in
             let device = try await client.registerDevice()

@@ -75,6 +75,26 @@ struct MultiProcessTests {
         }
     }
 
+    /// The backend API on one process: the user's socket on another hears `claims.changed` (a notification sent in the
+    /// transaction that set `app_metadata`) and, once the user is disabled, `session.revoked` `disabled`.
+    @Test func socketsOnOneProcessHearClaimsChangedAndDisablingDoneOnAnother() async throws {
+        let key = "backend-key-0123456789abcdef0123456789"
+        try await Self.withServers(environment: ["LATCHKEY_BACKEND_SERVICE_KEY": key, "LATCHKEY_REVOCATIONS_POLL_INTERVAL": "60"]) {
+            servers, _ in
+            let (a, b) = (servers[0], servers[1])
+            let pair = try await a.registerDevice()
+            let socket = try await EventSocketClient.open(port: a.port, token: pair.accessToken)
+            #expect(try await socket.next().type == "connected")
+            let path = "api/v1/backend/users/\(pair.userID)"
+            #expect(try await b.send("PATCH", path, bearer: key, json: #"{"app_metadata":{"plan":"pro"}}"#).status == 200)
+            #expect(try await socket.next().type == "claims.changed")
+            #expect(try await b.send("POST", path + "/disable", bearer: key, json: "{}").status == 200)
+            let revoked = try await socket.next()
+            #expect(revoked.type == "session.revoked")
+            #expect(revoked.reason == "disabled")
+        }
+    }
+
     @Test func aTokenMintedByOneProcessVerifiesOnTheOtherAndItsRefreshTokenWorksThere() async throws {
         try await Self.withServers { servers, _ in
             let (a, b) = (servers[0], servers[1])

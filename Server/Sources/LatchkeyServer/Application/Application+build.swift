@@ -53,7 +53,11 @@ package func buildAPI(services: LatchkeyServices) -> (router: Router<LatchkeyReq
         passkeys: services.passkeys, verifier: verifier, dpop: dpop, limiter: limiter, trustedProxies: limits.trustedProxies
     ).add(to: api)
     UsageRoutes(budgets: services.budgets).add(to: api)
-    BackendRoutes(backend: services.backend, keys: BackendKeys(configuration.backend)).add(to: api)
+    BackendRoutes(
+        backend: services.backend,
+        keys: BackendKeys(
+            single: configuration.backend.serviceKey, named: configuration.backendServiceKeys.map { ($0.name, $0.key) })
+    ).add(to: api)
     EventRoutes(hub: services.events, verifier: verifier, limiter: limiter, limits: limits, configuration: configuration.events).add(to: api)
     AuthorizeRoutes(
         rules: configuration.authorizationRules, meters: configuration.meters, verifier: verifier, limiter: limiter,

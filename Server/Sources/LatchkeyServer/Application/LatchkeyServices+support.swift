@@ -46,7 +46,7 @@ extension LatchkeyServices {
         }
         if let problem = configuration.storage.problems.first ?? configuration.events.problems.first ?? configuration.email.problems.first
             ?? configuration.admin.problems.first ?? configuration.passkeys.problems.first ?? configuration.claims.problems.first
-            ?? configuration.backend.problems.first
+            ?? configuration.backend.problems.first ?? configuration.webhooks.problems.first ?? configuration.backendServiceKeyProblems.first
         {
             throw ConfigurationError(description: problem)
         }

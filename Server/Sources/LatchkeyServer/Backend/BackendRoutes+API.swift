@@ -57,7 +57,7 @@ extension BackendRoutes {
         .post, "/api/v1/backend/users/{id}/disable", id: "backendDisableUser", tag: "Backend", summary: "Disable a user (backend)",
         description:
             "In one transaction: the user is disabled, every live session ends (reason `disabled`: sockets hear `session.revoked` "
-            + "`disabled`), and the webhooks `user.disabled` and `session.revoked` are written. Until enabled every sign-in "
+            + "`disabled`) and every access code, and the webhooks `user.disabled` and `session.revoked` are written. Until enabled every sign-in "
             + "(register-device, email login, Apple, providers' token exchange, access-code exchange, passkeys, MFA verify) and every "
             + "refresh answers 403 `user_disabled`. Disabling a disabled user changes nothing. " + keyNote,
         parameters: [idParameter],

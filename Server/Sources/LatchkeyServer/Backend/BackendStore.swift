@@ -68,7 +68,7 @@ extension SQLLatchkeyStore {
     }
 
     /// Disables the user in one transaction: `disabled_at` set, every live session revoked (reason `disabled`: their
-    /// sockets hear `session.revoked` `disabled`), the webhooks `user.disabled` and one `session.revoked` per session.
+    /// sockets hear `session.revoked` `disabled`) and every access code, the webhooks `user.disabled` and one `session.revoked` per session.
     package func disableUser(id userID: String, at time: Date) async throws -> DisableOutcome {
         try await self.changing { sql, changes in
             // One conditional update decides, so two concurrent disables end the sessions (and tell the webhooks) once.
@@ -85,6 +85,14 @@ extension SQLLatchkeyStore {
             ).all().map { (id: try $0.string("id"), device: try $0.optionalString("device_id")) }
             changes.note(.userSignedOut(userID))
             try await Self.recordRevocation(scope: .session, values: revoked.map(\.id), at: time, on: sql, noting: changes)
+            // An access code is a bearer of the user too: it ends with the sessions (and stays ended once enabled).
+            let codes = try await sql.raw(
+                """
+                UPDATE access_codes SET revoked_at = \(bind: time.stored)
+                WHERE user_id = \(bind: userID) AND revoked_at IS NULL RETURNING id
+                """
+            ).all().map { try $0.string("id") }
+            for code in codes { changes.note(.accessCodeRevoked(code)) }
             try await Self.emit(.userDisabled, userID: userID, at: time, on: sql)
             for session in revoked {
                 var data = ["session_id": session.id, "reason": SessionRevocationReason.disabled.rawValue]

@@ -18,8 +18,10 @@ extension RouteRequirement where Context == LatchkeyRequestContext {
 package struct BackendKeys: Sendable {
     let hashed: [(actor: String, hash: String)]
 
-    init(_ configuration: BackendConfiguration) {
-        self.hashed = configuration.keys.map { ($0.actor, Secret.hash($0.key)) }
+    /// `single` (`backend.service-key`) is audited as `backend`, each of `named` (`backend.service-keys`) as `backend:<name>`.
+    init(single: String?, named: [(name: String, key: String)]) {
+        let keys = (single.map { [("backend", $0)] } ?? []) + named.map { ("backend:" + $0.name, $0.key) }
+        self.hashed = keys.map { ($0.0, Secret.hash($0.1)) }
     }
 
     /// The audit name of `presented`'s key; nil when it is none. Every key is compared, in constant time, whatever matched.

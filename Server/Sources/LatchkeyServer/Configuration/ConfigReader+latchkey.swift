@@ -1,6 +1,5 @@
 import Configuration
 import Foundation
-import SystemPackage
 
 extension LatchkeyConfiguration {
     /// Variables whose values are secrets: never shown by `latchkey config show` or in a message.
@@ -32,9 +31,10 @@ extension LatchkeyConfiguration {
         var kinds: [SettingProviderKind] = [.flags, .environment]
         var file: (path: String, values: [String: Any])?
         if let path = configFile ?? environment["LATCHKEY_CONFIG"] {
-            let fileValues = try SettingsCheck.readFile(path)
+            let root = try SettingsCheck.readFile(path)
+            let fileValues = SettingsCheck.flatten(root)
             do {
-                providers.append(try await FileProvider<JSONSnapshot>(filePath: FilePath(path)))
+                providers.append(try JSONFileProvider(root: root))
             } catch {
                 throw LatchkeyConfigurationError(description: "\(path): \(error)")
             }
@@ -44,7 +44,9 @@ extension LatchkeyConfiguration {
         let recorder = SettingsRecorder(providers: kinds)
         var configuration = LatchkeyConfiguration(reader: ConfigReader(providers: providers, accessReporter: recorder))
         configuration.settings = recorder.all
-        let problems = SettingsCheck.problems(readings: configuration.settings, file: file, environment: environment)
+        let problems =
+            SettingsCheck.problems(readings: configuration.settings, file: file, environment: environment) + configuration.webhooks.problems
+            + configuration.backendServiceKeyProblems
         if !problems.isEmpty { throw LatchkeyConfigurationError(problems: problems) }
         return configuration
     }

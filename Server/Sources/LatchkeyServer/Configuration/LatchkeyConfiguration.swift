@@ -56,6 +56,8 @@ import Logging
 /// - `passkeys.*` and `limits.passkeys`: passkeys (WebAuthn), off until `passkeys.rp-id` is set; see ``PasskeyConfiguration``
 /// - `backend.*`: the backend API's service keys; see ``BackendConfiguration``
 /// - `claims.max-bytes`, `hooks.claims.*`: `app_metadata` and the claims hook; see ``ClaimsConfiguration``
+/// - `webhooks.*`: signed webhooks to the app's backend; see ``WebhooksConfiguration``
+/// - `backend.service-keys` (file only): named Bearer keys of the app's backend; see ``ServiceKeyEntry``
 /// - `log-level` (`LATCHKEY_LOG_LEVEL`, default `info`)
 public struct LatchkeyConfiguration: Sendable {
     public var host: String = "127.0.0.1"
@@ -148,6 +150,12 @@ public struct LatchkeyConfiguration: Sendable {
     public var backend = BackendConfiguration()
     /// Extra claims in session tokens: `claims.max-bytes`, `hooks.claims.*`.
     public var claims = ClaimsConfiguration()
+    /// Webhooks to the app's backend (`webhooks.*`).
+    public var webhooks = WebhooksConfiguration()
+    /// `backend.service-keys`: the app backend's named Bearer keys (empty when any entry is wrong).
+    public var backendServiceKeys: [ServiceKeyEntry] = []
+    /// What is wrong with `backend.service-keys`, never quoting a key; ``LatchkeyServices`` refuses to start with any.
+    var backendServiceKeyProblems: [String] = []
     /// What was wrong with `providers.*`; ``LatchkeyServices`` refuses to start with any.
     public var invalidProviders: [String] = []
     /// Every setting read by ``load(overrides:configFile:environment:)``, by key, with its value and source (empty for a
@@ -217,6 +225,9 @@ public struct LatchkeyConfiguration: Sendable {
         self.backend = BackendConfiguration(reader: reader.scoped(to: "backend"))
         self.claims = ClaimsConfiguration(reader: reader)
         (self.identityProviders, self.invalidProviders) = IdentityProviderConfiguration.providers(reader: reader.scoped(to: "providers"))
+        self.webhooks = WebhooksConfiguration(reader: reader.scoped(to: "webhooks"))
+        let serviceKeys = ServiceKeyEntry.entries(reader: reader)
+        (self.backendServiceKeys, self.backendServiceKeyProblems) = (serviceKeys.entries, serviceKeys.problems)
         self.logLevel = reader.string(forKey: "log-level").flatMap(Logger.Level.init(rawValue:)) ?? defaults.logLevel
     }
 

@@ -21,6 +21,8 @@ enum SettingsCheck {
             if reading.isUnreadable {
                 let shown = reading.isSecret ? "" : Self.raw(of: reading, file: file, environment: environment).map { " = \($0)" } ?? ""
                 problems.append("\(reading.key)\(shown) (\(reading.source)): must be \(Self.phrase(of: reading.type))")
+            } else if ObjectListSetting.keys.contains(reading.key), reading.source != .defaultValue, !reading.source.isFile {
+                problems.append("\(reading.key) (\(reading.source)): only a configuration file can set it (a JSON array of objects)")
             } else if reading.source != .defaultValue, let value = reading.value, let rule = Self.rangeProblem(key: reading.key, value: value) {
                 let shown = reading.isSecret ? "" : " = \(Self.text(of: value))"
                 problems.append("\(reading.key)\(shown) (\(reading.source)): \(rule)")
@@ -76,7 +78,7 @@ enum SettingsCheck {
         case .bool(let bool): String(bool)
         case .stringArray(let strings): "[" + strings.map { "\"\($0)\"" }.joined(separator: ", ") + "]"
         case .intArray(let ints): "[" + ints.map(String.init).joined(separator: ", ") + "]"
-        case .doubleArray(let doubles): "[" + doubles.map { String($0) }.joined(separator: ", ") + "]"
+        case .doubleArray(let doubles): "[" + doubles.map { Self.text(of: .double($0)) }.joined(separator: ", ") + "]"
         case .boolArray(let bools): "[" + bools.map(String.init).joined(separator: ", ") + "]"
         case .bytes, .byteChunkArray: "<bytes>"
         }
@@ -118,7 +120,7 @@ enum SettingsCheck {
     /// Durations where 0 means "off" or "none".
     private static let mayBeZero = ["grace", "ttl", "delay", "ahead"]
     /// Durations whose range their own settings check (`apple.leeway`, `storage.duration`).
-    private static let checkedElsewhere = ["leeway", "duration"]
+    private static let checkedElsewhere = ["leeway", "duration", "schedule"]
 
     /// Whether the setting named `name` (its last key component) is a number of seconds.
     static func isSeconds(_ name: String) -> Bool {
@@ -154,8 +156,8 @@ enum SettingsCheck {
         return previous[b.count]
     }
 
-    /// The JSON file's settings, flattened to dotted keys (an object's members under its key; arrays are values).
-    /// Throws a ``LatchkeyConfigurationError`` naming the file and the line when it is not a JSON object.
+    /// The JSON file's top-level object. Throws a ``LatchkeyConfigurationError`` naming the file and the line when it
+    /// is not a JSON object.
     static func readFile(_ path: String) throws -> [String: Any] {
         let data: Data
         do {
@@ -172,6 +174,11 @@ enum SettingsCheck {
         guard let root = object as? [String: Any] else {
             throw LatchkeyConfigurationError(description: "\(path): the configuration file must hold one JSON object ({ \"port\": 8080, … })")
         }
+        return root
+    }
+
+    /// The file's settings, flattened to dotted keys (an object's members under its key; arrays are values).
+    static func flatten(_ root: [String: Any]) -> [String: Any] {
         var flat: [String: Any] = [:]
         var pending: [(String, Any)] = root.map { ($0.key, $0.value) }
         while let (key, value) = pending.popLast() {

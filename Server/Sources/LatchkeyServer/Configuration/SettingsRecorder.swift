@@ -13,6 +13,12 @@ public enum SettingSource: Sendable, Hashable, CustomStringConvertible {
     /// Nothing set it: the built-in default.
     case defaultValue
 
+    /// Whether it is the configuration file.
+    var isFile: Bool {
+        if case .file = self { return true }
+        return false
+    }
+
     public var description: String {
         switch self {
         case .flag(let name): "flag \(name)"

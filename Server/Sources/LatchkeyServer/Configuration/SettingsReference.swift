@@ -38,6 +38,8 @@ public enum SettingsReference {
             + "[token=query]`, the kind being public, device, bearer or user.",
         "backend.service-key": "Secret, never shown: the Bearer key the app's own server presents to the backend API "
             + "(`/api/v1/backend/users/{id}`), audited as `backend`; with no backend key those routes answer 404.",
+        "backend.service-keys": "Secret, never shown; in a configuration file only: the app backend's Bearer keys as a JSON array of "
+            + "`{\"name\", \"key\"}` (names unique, keys of 32 characters or more), several so keys can be rotated; the audit log names the key.",
         "budgets.default-limit": "The usage every user's budget allows per `budgets.period` unless support set another, in the units app backends "
             + "record with `POST /api/v1/usage`.",
         "budgets.period": "Seconds of the rolling period a budget counts usage over; older usage no longer counts.",
@@ -255,5 +257,11 @@ public enum SettingsReference {
         "tokens.session-lifetime": "Seconds a session's access token is valid (device sign-in, refresh, exchanges).",
         "usage.service-key": "Secret, never shown: the Bearer key app backends present to `POST /api/v1/usage` to record usage; unset, that "
             + "endpoint answers 403.",
+        "webhooks.endpoints": "Secret, never shown; in a configuration file only: the receivers of signed webhooks, a JSON array of "
+            + "`{\"name\", \"url\", \"secret\", \"events\"}`: a unique name, an https URL (http only for a loopback host), `whsec_` and "
+            + "base64 of 24 bytes or more (`latchkey webhooks secret`), and the event types it gets (`[\"*\"]`: all).",
+        "webhooks.retry-schedule": "Seconds to wait after each failed delivery attempt before the next (the n-th after the n-th failure; the "
+            + "first attempt is at once); once it is used up the delivery is `failed`.",
+        "webhooks.timeout": "Seconds one delivery attempt may take; past it the attempt failed and is retried.",
     ]
 }

@@ -19,7 +19,7 @@ extension SettingsReference {
         var lines = ["| setting | environment | type | default | meaning |", "|---|---|---|---|---|"]
         for key in rows.keys.sorted() {
             let (type, value) = rows[key]!
-            let variable = "`\(SettingReading.environmentName(of: key))`"
+            let variable = ObjectListSetting.keys.contains(key) ? "(file only)" : "`\(SettingReading.environmentName(of: key))`"
             let shown = value == "—" || value.hasPrefix("(") ? value : "`\(value)`"
             lines.append("| `\(key)` | \(variable) | \(type) | \(shown) | \(Self.meanings[key] ?? "(undocumented)") |")
         }
@@ -36,6 +36,11 @@ extension SettingsReference {
         "providers.<name>.subject-claim": "text", "providers.<name>.algorithms": "list", "providers.<name>.leeway": "seconds",
     ]
 
+    /// Settings whose value is a JSON array of objects (file only), with the objects' fields.
+    static let objectLists = [
+        "webhooks.endpoints": "list of {name, url, secret, events}", "backend.service-keys": "list of {name, key}",
+    ]
+
     private static func typeName(_ reading: SettingReading) -> String {
         let name = reading.key.split(separator: ".").last.map(String.init) ?? reading.key
         switch reading.type {
@@ -43,7 +48,8 @@ extension SettingsReference {
         case .double: return SettingsCheck.isSeconds(name) ? "seconds" : "number"
         case .bool: return "true/false"
         case .string: return "text"
-        case .stringArray: return "list"
+        case .stringArray: return Self.objectLists[reading.key] ?? "list"
+        case .doubleArray: return SettingsCheck.isSeconds(name) ? "list of seconds" : "list of numbers"
         default: return "\(reading.type)"
         }
     }

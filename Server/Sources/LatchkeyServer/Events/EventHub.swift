@@ -11,7 +11,7 @@ import Synchronization
 /// token ID, its signing key). The hub follows the store's ``StoreChanges``: whatever ends those owners — a logout, a
 /// refresh-token reuse, a revoked code or key, a deletion, here or in another process through the revocation feed —
 /// makes it verify the sockets' tokens again: a socket whose token no longer passes hears `session.revoked` with the
-/// reason and is closed with 4001. Changes that end nothing (usage recorded, an identity linked) are told to the user's
+/// reason and is closed with 4001. Changes that end nothing (usage recorded, an identity linked, claims changed) are told to the user's
 /// sockets. Token expiry is checked against the injected clock by ``sweep()``. What takes a database read (checking
 /// tokens again, reading a budget, a `reauthenticate` frame) is queued and run by ``EventSweeper``, one child task
 /// each, so no task outlives the server's service group.

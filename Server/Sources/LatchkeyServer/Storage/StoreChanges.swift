@@ -85,7 +85,7 @@ package final class StoreChanges: Sendable {
     /// Tells the subscribers of changes another process committed.
     package func received(_ changes: [StoreChange]) { self.publish(changes) }
 
-    /// The PostgreSQL channel of usage and linking changes.
+    /// The PostgreSQL channel of usage, linking and claims changes.
     static let channel = "latchkey_user_events"
 
     /// Inside the writing transaction: on PostgreSQL, a notification for each change other processes hear this way

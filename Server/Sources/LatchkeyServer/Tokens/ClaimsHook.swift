@@ -74,7 +74,8 @@ package struct ClaimsHook: Sendable {
             group.addTask {
                 let response: HTTPClientResponse
                 do { response = try await self.http.execute(prepared, timeout: .milliseconds(Int64(timeout * 1000))) } catch {
-                    throw Failure(reason: "unreachable")
+                    // The client's own deadline and the race below end at the same moment: either is a timeout.
+                    throw Failure(reason: (error as? HTTPClientError) == .deadlineExceeded || error is CancellationError ? "timeout" : "unreachable")
                 }
                 guard (200..<300).contains(response.status.code) else { throw Failure(reason: "status") }
                 guard let buffer = try? await response.body.collect(upTo: 64 * 1024) else { throw Failure(reason: "answer") }

@@ -25,10 +25,13 @@ final class ClaimsHookPeer: Sendable {
         var body: Data
     }
 
-    let behaviour: Behaviour
+    private let behaviour: Mutex<Behaviour>
     private let received = Mutex<[Call]>([])
 
-    private init(_ behaviour: Behaviour) { self.behaviour = behaviour }
+    private init(_ behaviour: Behaviour) { self.behaviour = Mutex(behaviour) }
+
+    /// Answers the calls from now on as `behaviour` says.
+    func behave(_ behaviour: Behaviour) { self.behaviour.withLock { $0 = behaviour } }
 
     /// The calls so far.
     var calls: [Call] { self.received.withLock { $0 } }
@@ -40,7 +43,7 @@ final class ClaimsHookPeer: Sendable {
         router.post("/hook") { request, _ -> Response in
             let buffer = try await request.body.collect(upTo: 1 << 20)
             peer.received.withLock { $0.append(Call(headers: request.headers, body: Data(buffer.readableBytesView))) }
-            switch behaviour {
+            switch peer.behaviour.withLock({ $0 }) {
             case .answer(let json):
                 return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: json)))
             case .status(let code): return Response(status: .init(code: code))
