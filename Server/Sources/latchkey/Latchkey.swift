@@ -13,6 +13,7 @@ struct Latchkey: AsyncParsableCommand {
         version: LatchkeyVersion.current,
         subcommands: [
             Serve.self, ConfigCommand.self, AccessCodeCommand.self, KeysCommand.self, UsersCommand.self, DevicesCommand.self, OutboxCommand.self,
+            WebhooksCommand.self,
             AuditCommand.self, AdminCommand.self, BackupCommand.self, Migrate.self,
         ])
 }

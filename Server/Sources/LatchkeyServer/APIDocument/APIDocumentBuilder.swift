@@ -28,6 +28,8 @@ package struct APIDocumentBuilder {
             paths[operation.path, default: [:]][operation.method.rawValue.lowercased()] = try self.entry(operation, recorder: recorder)
         }
         _ = try recorder.schema(of: ErrorEnvelope.self)
+        var schemas = recorder.schemas.mapValues(\.json)
+        schemas.merge(Self.webhookSchemas.mapValues(\.json)) { recorded, _ in recorded }
         let document: [String: Any] = [
             "openapi": "3.0.3",
             "info": [
@@ -38,7 +40,7 @@ package struct APIDocumentBuilder {
             ],
             "paths": paths,
             "components": [
-                "schemas": recorder.schemas.mapValues(\.json),
+                "schemas": schemas,
                 "headers": Self.headers.mapValues { ["description": $0.description, "schema": $0.schema.json] },
                 "securitySchemes": [
                     "bearerAuth": [
@@ -54,6 +56,23 @@ package struct APIDocumentBuilder {
             ],
         ]
         return try JSONSerialization.data(withJSONObject: document, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes])
+    }
+
+    /// The webhook payloads (`{"type", "timestamp", "data"}`): one schema per event type, its `type` an enum of that name,
+    /// and `WebhookEvent`, whose `type` enum lists every event name.
+    static var webhookSchemas: [String: JSONSchema] {
+        func payload(_ names: [String], data: JSONSchema) -> JSONSchema {
+            .object(
+                properties: ["type": .string(values: names), "timestamp": .string(format: "date-time"), "data": data],
+                required: ["type", "timestamp", "data"])
+        }
+        var schemas = ["WebhookEvent": payload(WebhookEventType.allCases.map(\.rawValue), data: .map(.string()))]
+        for type in WebhookEventType.allCases {
+            let keys = type.requiredDataKeys + type.optionalDataKeys
+            let properties = Dictionary(uniqueKeysWithValues: keys.map { ($0, JSONSchema.string(values: WebhookEventType.dataValues[$0])) })
+            schemas[type.schemaName] = payload([type.rawValue], data: .object(properties: properties, required: type.requiredDataKeys))
+        }
+        return schemas
     }
 
     private func entry(_ operation: APIOperation, recorder: SchemaRecorder) throws -> [String: Any] {

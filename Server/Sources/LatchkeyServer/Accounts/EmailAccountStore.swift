@@ -203,6 +203,7 @@ extension SQLLatchkeyStore: EmailAccountStore {
                 try await sql.raw(
                     "INSERT INTO users (id, kind, created_at) VALUES (\(bind: userID), \(bind: UserKind.device.rawValue), \(bind: time.stored))"
                 ).run()
+                try await Self.emit(.userCreated, userID: userID, ["kind": UserKind.device.rawValue], at: time, on: sql)
             } else {
                 guard try await sql.raw("SELECT id FROM users WHERE id = \(bind: userID)").first() != nil else { return .userGone }
                 if try await sql.raw("SELECT user_id FROM email_accounts WHERE user_id = \(bind: userID)").first() != nil { return .alreadySet }
@@ -216,6 +217,7 @@ extension SQLLatchkeyStore: EmailAccountStore {
                 """
             ).first()
             guard inserted != nil else { return .alreadySet }
+            if !newUser { try await Self.emit(.userUpdated, userID: userID, ["change": "email_set"], at: time, on: sql) }
             guard !taken else {
                 // Stored like any registration (so nothing tells the two apart), but with no code: it can never be verified.
                 if let takenMail { try await Self.enqueue(takenMail, at: time, on: sql) }
@@ -279,6 +281,7 @@ extension SQLLatchkeyStore: EmailAccountStore {
         } else {
             losers = try others.map { try $0.string("user_id") }
             try await sql.raw("UPDATE email_accounts SET verified_at = \(bind: time.stored) WHERE user_id = \(bind: userID)").run()
+            try await Self.emit(.userUpdated, userID: userID, ["change": "email_verified"], at: time, on: sql)
         }
         for loser in losers {
             try await sql.raw("DELETE FROM email_codes WHERE user_id = \(bind: loser)").run()
@@ -344,6 +347,7 @@ extension SQLLatchkeyStore: EmailAccountStore {
                 WHERE user_id = \(bind: userID)
                 """
             ).run()
+            try await Self.emit(.userUpdated, userID: userID, ["change": "password_set"], at: time, on: sql)
             // A reset gives the account back whole: every session ends and every device credential but the requesting
             // device's (which proved its key) stops working, so whoever held the account before is out.
             try await sql.raw("DELETE FROM email_codes WHERE user_id = \(bind: userID)").run()
@@ -430,7 +434,9 @@ extension SQLLatchkeyStore: EmailAccountStore {
                     ).first()
                 }
             guard updated != nil else { return nil }
+            // No reason: the same password rehashed at new parameters, which changes nothing of the user.
             guard !reason.isEmpty else { return PasswordRevocation(userID: userID, sessions: [], devices: 0) }
+            try await Self.emit(.userUpdated, userID: userID, ["change": "password_set"], at: time, on: sql)
             try await sql.raw("DELETE FROM email_codes WHERE user_id = \(bind: userID) AND purpose = \(bind: EmailCodePurpose.reset.rawValue)").run()
             if let notice { try await Self.enqueue(notice, at: time, on: sql) }
             let sessions = try await Self.revokeSessions(

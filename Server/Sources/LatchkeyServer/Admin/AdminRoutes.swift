@@ -85,6 +85,7 @@ package struct AdminRoutes: Sendable {
         pages.get("keys") { request, context in
             try await self.page(request, context) { session in try await self.keys(session, flash: Self.flash(request)) }
         }
+        pages.get("webhooks") { request, context in try await self.page(request, context) { session in try await self.webhooks(session) } }
         pages.get("audit") { request, context in try await self.page(request, context) { session in try await self.audit(request, session) } }
 
         // Actions need a session, else 403, and the session's CSRF token in their form.
@@ -280,7 +281,7 @@ package struct AdminRoutes: Sendable {
     // MARK: Pages
 
     /// A page for the signed-in admin (``AdminSignInMiddleware`` sent others to the sign-in page).
-    private func page(
+    func page(
         _ request: Request, _ context: AdminRequestContext, _ body: (AdminSession) async throws -> Response
     ) async throws -> Response {
         let session = try context.signedIn()

@@ -5,7 +5,9 @@ import Mustache
 enum AdminTemplates {
     static let library: MustacheLibrary = {
         var library = MustacheLibrary()
-        for (name, text) in Self.templates.merging(Self.secondFactorTemplates, uniquingKeysWith: { first, _ in first }) {
+        for (name, text) in Self.templates.merging(Self.secondFactorTemplates, uniquingKeysWith: { first, _ in first })
+            .merging(Self.webhookTemplates, uniquingKeysWith: { first, _ in first })
+        {
             // The templates are part of the binary and parsed at first use; a broken one is a programming error.
             try! library.register(text, named: name)
         }
@@ -27,6 +29,7 @@ enum AdminTemplates {
             <a href="/admin/users"{{#nav_users}} class="active"{{/nav_users}}>Users</a>
             <a href="/admin/access-codes"{{#nav_codes}} class="active"{{/nav_codes}}>Access codes</a>
             <a href="/admin/keys"{{#nav_keys}} class="active"{{/nav_keys}}>Signing keys</a>
+            <a href="/admin/webhooks"{{#nav_webhooks}} class="active"{{/nav_webhooks}}>Webhooks</a>
             <a href="/admin/audit"{{#nav_audit}} class="active"{{/nav_audit}}>Audit log</a>
           </nav>{{/signed_in}}{{^signed_in}}<span class="spacer"></span>{{/signed_in}}
           <form id="logout" method="post" action="/admin/logout"><input type="hidden" name="csrf" value="{{csrf}}">

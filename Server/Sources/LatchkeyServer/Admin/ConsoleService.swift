@@ -17,6 +17,8 @@ package struct ConsoleService: Sendable {
     let keyRing: SigningKeyRing
     let metrics: LatchkeyMetrics
     let audit: AuditLog
+    /// The configured webhook endpoints (their secrets never reach a page).
+    let webhookEndpoints: [WebhookEndpoint]
 
     /// What a user's page shows.
     struct UserDetail {
@@ -82,6 +84,13 @@ package struct ConsoleService: Sendable {
     func signingKeys() async throws -> [SigningKeyRecord] { try await self.keyRing.records() }
 
     func auditEvents(_ query: AuditQuery) async throws -> [AuditEvent] { try await self.audit.events(query) }
+
+    /// The configured endpoints with the disabled ones' state, and the newest deliveries.
+    func webhooks(limit: Int) async throws -> (endpoints: [(WebhookEndpoint, WebhookEndpointState?)], deliveries: [WebhookDelivery]) {
+        let disabled = try await self.store.disabledEndpoints()
+        let endpoints = self.webhookEndpoints.map { endpoint in (endpoint, disabled.first { $0.name == endpoint.name }) }
+        return (endpoints, try await self.store.webhookDeliveries(endpoint: nil, status: nil, limit: limit))
+    }
 
     // MARK: Actions, each audited
 

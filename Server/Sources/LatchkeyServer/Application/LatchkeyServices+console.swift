@@ -28,6 +28,7 @@ extension ConsoleService {
         self.keyRing = services.keyRing
         self.metrics = services.metrics
         self.audit = services.audit
+        self.webhookEndpoints = services.configuration.webhooks.endpoints
     }
 }
 

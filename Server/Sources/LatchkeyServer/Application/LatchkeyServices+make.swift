@@ -88,6 +88,8 @@ extension LatchkeyServices {
                 refreshGrace: configuration.tokens.refreshGrace, sentMailAfter: configuration.pruneSentMailAfter,
                 unverifiedAccountsAfter: configuration.pruneUnverifiedAccountsAfter, logger: logger),
             events: events, accounts: accounts, outboxSender: sender,
+            webhooks: WebhookDeliverer(
+                store: store, configuration: configuration.webhooks, http: .webhookDelivery, clock: clock, metrics: metrics, logger: logger),
             admin: AdminService(
                 store: store, pool: pool, limiter: RateLimiter(store: store, clock: clock), limits: configuration.accountLimits,
                 configuration: configuration.admin, clock: clock, csrfKey: masterKey.derivedKey(purpose: "admin csrf"), masterKey: masterKey,

@@ -27,6 +27,9 @@ extension LatchkeyServices {
         SymmetricKey(size: .bits256).withUnsafeBytes { Data($0).base64EncodedString() }
     }
 
+    /// A fresh webhook endpoint secret: `whsec_` and base64 of 32 random bytes (`latchkey webhooks secret`).
+    public static func newWebhookSecret() -> String { WebhookSignature.newSecret() }
+
     /// Writes a fresh master key to a new file at `path`, mode 0600 from the first instant; false when a file is there
     /// or it cannot be written.
     package static func writeNewMasterKey(toFile path: String) -> Bool {

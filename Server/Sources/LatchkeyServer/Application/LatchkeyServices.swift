@@ -47,6 +47,8 @@ public struct LatchkeyServices: Sendable {
     package let accounts: EmailAccountService
     /// Delivers the outbox; nil without `smtp.host`.
     package let outboxSender: OutboxSender?
+    /// Delivers the webhook outbox to `webhooks.endpoints` (with none, it only marks events fanned out).
+    package let webhooks: WebhookDeliverer
     /// Admin console accounts and sessions (hashing on the email accounts' threads).
     package let admin: AdminService
     /// TOTP factors and recovery codes.
@@ -77,6 +79,7 @@ public struct LatchkeyServices: Sendable {
         try await self.keyRing.prepare()
         try await self.revocations.start()
         self.outboxSender?.open()
+        self.webhooks.open()
         self.readiness.prepared()
     }
 
@@ -89,6 +92,7 @@ public struct LatchkeyServices: Sendable {
             self.revocations, self.pruner, EventSweeper(hub: self.events),
             StoreChangeFeed(
                 database: self.database, changes: self.store.changes, retryInterval: self.configuration.revocationPollInterval, logger: self.logger),
+            self.webhooks,
         ] + (self.outboxSender.map { [$0] } ?? [])
     }
 

@@ -63,6 +63,12 @@ public enum AuditAction {
     public static let masterKeyRotate = "master_key.rotate"
     public static let keyRevoke = "key.revoke"
     public static let outboxRetry = "outbox.retry"
+    /// `latchkey webhooks retry <event-id>`: the event's pending and failed deliveries due again now.
+    public static let webhooksRetry = "webhooks.retry"
+    /// `latchkey webhooks send-test <endpoint>`: a `webhook.test` event queued for one endpoint.
+    public static let webhooksSendTest = "webhooks.send_test"
+    /// `latchkey webhooks enable <name>`: an endpoint disabled by a 410 enabled again.
+    public static let webhooksEnable = "webhooks.enable"
     public static let userDelete = "user.delete"
     public static let userFreeID = "user.free_id"
     public static let userBudgetSet = "user.budget.set"

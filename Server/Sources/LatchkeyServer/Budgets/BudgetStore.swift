@@ -72,13 +72,16 @@ extension SQLLatchkeyStore: BudgetStore {
                 "SELECT amount FROM usage_records WHERE user_id = \(bind: userID) AND idempotency_key = \(bind: idempotencyKey)"
             ).first()
             if seen != nil { return .duplicate }
-            guard try await Self.usage(ofUser: userID, since: start, on: sql) < limit else { return .exhausted }
+            let used = try await Self.usage(ofUser: userID, since: start, on: sql)
+            guard used < limit else { return .exhausted }
             try await sql.raw(
                 """
                 INSERT INTO usage_records (user_id, idempotency_key, amount, at)
                 VALUES (\(bind: userID), \(bind: idempotencyKey), \(bind: amount), \(bind: time.stored))
                 """
             ).run()
+            // Usage is refused once the limit is reached, so the record that reaches it does so once per period.
+            if used + amount >= limit { try await Self.emit(.budgetExhausted, userID: userID, at: time, on: sql) }
             changes.note(.budgetChanged(userID))
             return .recorded
         }

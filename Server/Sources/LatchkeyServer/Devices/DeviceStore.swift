@@ -74,6 +74,7 @@ extension SQLLatchkeyStore: DeviceStore {
                     VALUES (\(bind: device.userID), \(bind: UserKind.device.rawValue), \(bind: device.createdAt.stored))
                     """
                 ).run()
+                try await Self.emit(.userCreated, userID: device.userID, ["kind": UserKind.device.rawValue], at: device.createdAt, on: sql)
                 try await sql.raw(
                     """
                     INSERT INTO devices (id, user_id, secret_hash, created_at, last_seen_at, key_thumbprint)

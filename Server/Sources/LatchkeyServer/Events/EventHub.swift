@@ -341,14 +341,7 @@ extension SQLLatchkeyStore: EventLookups {
                 return SessionEnding(reason: .deleted, userDeleted: true)
             }
             let stored = try await sql.raw("SELECT revoked_reason FROM sessions WHERE id = \(bind: sessionID)").first()
-            let reason: SessionRevocationReason =
-                switch try stored?.decode(column: "revoked_reason", as: String?.self) {
-                case "logout": .logout
-                case "logout_global", "logout_others", "password_changed", "password_reset": .logoutGlobal
-                case "refresh_token_reuse": .reuseDetected
-                case "disabled": .disabled
-                default: .admin
-                }
+            let reason = SessionRevocationReason(stored: try stored?.decode(column: "revoked_reason", as: String?.self))
             return SessionEnding(reason: reason, userDeleted: false)
         }
     }

@@ -131,7 +131,7 @@ package final class FederationService: Sendable {
         }
         // Apple's own tokens for the app are revoked first, as on account deletion; if Apple does not confirm, nothing changes.
         _ = try await self.revokeAppleTokens(ofUser: userID, provider: provider)
-        return try await self.store.unlink(provider: provider, fromUser: userID)
+        return try await self.store.unlink(provider: provider, fromUser: userID, at: self.clock.now())
     }
 
     /// Revokes, at Apple, every Apple refresh token stored for the user; returns how many.

@@ -55,7 +55,7 @@ package protocol IdentityStore: Sendable {
     /// The user's linked identities, oldest first.
     func identities(ofUser userID: String) async throws -> [IdentityRecord]
     /// Removes the user's identities at `provider`; returns how many.
-    func unlink(provider: String, fromUser userID: String) async throws -> Int
+    func unlink(provider: String, fromUser userID: String, at time: Date) async throws -> Int
     /// The user's identities that hold an Apple refresh token.
     func identitiesWithRefreshTokens(ofUser userID: String) async throws -> [FederatedIdentity]
 }
@@ -136,6 +136,7 @@ extension SQLLatchkeyStore: IdentityStore {
         try await sql.raw(
             "INSERT INTO users (id, kind, created_at) VALUES (\(bind: newUserID), \(bind: UserKind.federated.rawValue), \(bind: time.stored))"
         ).run()
+        try await Self.emit(.userCreated, userID: newUserID, ["kind": UserKind.federated.rawValue], at: time, on: sql)
         created.userID = newUserID
         try await Self.insert(created, on: sql)
         return (.created(userID: newUserID), false)
@@ -145,10 +146,14 @@ extension SQLLatchkeyStore: IdentityStore {
         try await self.database.read { sql in try await Self.identities(ofUser: userID, on: sql) }
     }
 
-    package func unlink(provider: String, fromUser userID: String) async throws -> Int {
+    package func unlink(provider: String, fromUser userID: String, at time: Date) async throws -> Int {
         defer { self.changes.publish([.userChanged(userID)]) }
         return try await self.database.transaction { sql in
-            try await sql.raw("DELETE FROM identities WHERE provider = \(bind: provider) AND user_id = \(bind: userID) RETURNING subject").all().count
+            let count = try await sql.raw(
+                "DELETE FROM identities WHERE provider = \(bind: provider) AND user_id = \(bind: userID) RETURNING subject"
+            ).all().count
+            if count > 0 { try await Self.emit(.identityUnlinked, userID: userID, ["provider": provider], at: time, on: sql) }
+            return count
         }
     }
 
@@ -171,6 +176,7 @@ extension SQLLatchkeyStore: IdentityStore {
                     \(bind: identity.clientID), \(bind: identity.sealedRefreshToken), \(bind: identity.createdAt.stored))
             """
         ).run()
+        try await Self.emit(.identityLinked, userID: identity.userID, ["provider": identity.provider], at: identity.createdAt, on: sql)
     }
 
     static func updateRefreshToken(_ identity: FederatedIdentity, on sql: any SQLDatabase) async throws {

@@ -19,12 +19,14 @@ package struct PruneCounts: Sendable, Equatable {
     package var unverifiedAccounts = 0
     /// The users of those that nothing else hung on.
     package var users = 0
+    /// Webhook events (with their deliveries) finished long ago, or that no endpoint took.
+    package var webhookEvents = 0
 
     package var total: Int {
         self.rateLimitHits + self.refreshTokens + self.sessions + self.nonces + self.proofs + self.challenges + self.passkeyChallenges
             + self.revocations + self.sentMails
             + self.emailCodes
-            + self.unverifiedAccounts
+            + self.unverifiedAccounts + self.webhookEvents
     }
 }
 
@@ -49,14 +51,21 @@ package struct PruneRules: Sendable {
     /// the users registration made for them when nothing else (a device, an identity, a session, an access code, a budget
     /// or usage) hangs on those users.
     package var unverifiedAccountsBefore: Date
+    /// Webhook events fanned out before this go with their deliveries once none is pending.
+    package var webhookEventsBefore: Date
+    /// Webhook events fanned out to no endpoint before this go.
+    package var unsentWebhookEventsBefore: Date
     /// Each delete goes in transactions of at most this many rows, repeated until one removes fewer: a backlog (after an
     /// upgrade or a long stop) takes several short transactions in one pass instead of one that outlives `database.timeout`.
     package var batchSize: Int
 
     package init(
         now: Date, hitWindows: [String: TimeInterval] = [:], hitsBefore: Date, spentTokensBefore: Date = .distantPast, sessionsBefore: Date,
-        feedBefore: Date, sentMailBefore: Date = .distantPast, unverifiedAccountsBefore: Date = .distantPast, batchSize: Int = 20_000
+        feedBefore: Date, sentMailBefore: Date = .distantPast, unverifiedAccountsBefore: Date = .distantPast,
+        webhookEventsBefore: Date = .distantPast, unsentWebhookEventsBefore: Date = .distantPast, batchSize: Int = 20_000
     ) {
+        self.webhookEventsBefore = webhookEventsBefore
+        self.unsentWebhookEventsBefore = unsentWebhookEventsBefore
         self.batchSize = batchSize
         self.sentMailBefore = sentMailBefore
         self.unverifiedAccountsBefore = unverifiedAccountsBefore
@@ -143,6 +152,19 @@ extension SQLLatchkeyStore: PruningStore {
             from: "email_accounts", key: ["user_id"],
             where: "user_id IN (\(abandoned)) AND NOT EXISTS (SELECT 1 FROM email_codes c WHERE c.user_id = email_accounts.user_id)")
         counts.unverifiedAccounts = counts.users + addresses
+        // Deleting an event deletes its deliveries (ON DELETE CASCADE).
+        counts.webhookEvents = try await delete(
+            from: "webhook_events", key: ["id"],
+            where: """
+                fanned_out = 1 AND created_at < \(bind: rules.unsentWebhookEventsBefore.stored)
+                AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.id)
+                """)
+        counts.webhookEvents += try await delete(
+            from: "webhook_events", key: ["id"],
+            where: """
+                fanned_out = 1 AND created_at < \(bind: rules.webhookEventsBefore.stored)
+                AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.id AND d.status = 'pending')
+                """)
         return counts
     }
 

@@ -20,6 +20,10 @@ package struct StorePruner: Service {
     /// Revoked sessions and feed entries are kept this long (other processes' caches trust entries for far less).
     static let retention: TimeInterval = 86_400
 
+    /// Finished webhook deliveries (and their events) are kept this long for `latchkey webhooks deliveries`; an event no
+    /// endpoint took, a day.
+    static let webhookRetention: TimeInterval = 30 * 86_400
+
     /// Rows each delete removes per transaction (see ``PruneRules/batchSize``).
     var batchSize = 20_000
 
@@ -32,7 +36,8 @@ package struct StorePruner: Service {
             PruneRules(
                 now: now, hitWindows: self.limitWindows, hitsBefore: now - (self.limitWindows.values.max() ?? Self.retention),
                 spentTokensBefore: now - self.refreshGrace, sessionsBefore: now - Self.retention, feedBefore: now - Self.retention,
-                sentMailBefore: now - self.sentMailAfter, unverifiedAccountsBefore: now - self.unverifiedAccountsAfter, batchSize: self.batchSize))
+                sentMailBefore: now - self.sentMailAfter, unverifiedAccountsBefore: now - self.unverifiedAccountsAfter,
+                webhookEventsBefore: now - Self.webhookRetention, unsentWebhookEventsBefore: now - Self.retention, batchSize: self.batchSize))
         if counts.total > 0 { self.logger.debug("pruned", metadata: ["rows": "\(counts.total)"]) }
         return counts
     }

@@ -69,6 +69,11 @@ package struct LatchkeyMetrics: Sendable {
         self.counter("latchkey_events_sent_total", [("type", type)]).increment()
     }
 
+    /// One webhook delivery attempt to `endpoint`: `outcome` delivered, retry, failed (for good) or disabled (410).
+    func webhookDelivery(endpoint: String, outcome: String) {
+        self.counter("latchkey_webhook_deliveries_total", [("endpoint", endpoint), ("outcome", outcome)]).increment()
+    }
+
     private func counter(_ label: String, _ dimensions: [(String, String)]) -> CoreMetrics.Counter {
         let key = HandleKey(label: label, dimensions: dimensions.map { [$0.0, $0.1] })
         return self.handles.counters.withLock { counters in

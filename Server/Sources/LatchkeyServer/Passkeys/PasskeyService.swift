@@ -122,7 +122,7 @@ package struct PasskeyService: Sendable {
 
     /// Support: removes the user's passkey `id` (passkeys on or off), audited with `actor`.
     package func remove(id: String, ofUser userID: String, by actor: AuditActor) async throws {
-        guard try await self.store.deletePasskey(id: id.lowercased(), userID: userID) else {
+        guard try await self.store.deletePasskey(id: id.lowercased(), userID: userID, at: self.clock.now()) else {
             throw ServiceError.notFound("This account has no passkey with this ID.")
         }
         try await self.audit.record(actor, AuditAction.passkeyRemove, target: "user \(userID)", details: "passkey \(id.lowercased())")

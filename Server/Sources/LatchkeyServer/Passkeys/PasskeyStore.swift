@@ -91,7 +91,7 @@ package protocol PasskeyStore: Sendable {
     /// The renamed passkey; nil when the user has no passkey `id`.
     func renamePasskey(id: String, userID: String, name: String) async throws -> PasskeyRecord?
     /// Whether the user had passkey `id` (now removed).
-    func deletePasskey(id: String, userID: String) async throws -> Bool
+    func deletePasskey(id: String, userID: String, at time: Date) async throws -> Bool
     /// Spends `use` (its counter, compare-and-set), joins `device` to the passkey's user when given (a new row, or the
     /// user's own device seen again) and stores `session` — or its challenge, for a gated sign-in of a user with a second
     /// factor — in one transaction.

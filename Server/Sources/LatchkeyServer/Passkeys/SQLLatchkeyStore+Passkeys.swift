@@ -73,6 +73,7 @@ extension SQLLatchkeyStore: PasskeyStore {
                             \(bind: passkey.transports.joined(separator: " ")), \(bind: passkey.name), \(bind: passkey.createdAt.stored))
                     """
                 ).run()
+                try await Self.emit(.passkeyAdded, userID: passkey.userID, ["passkey_id": passkey.id], at: passkey.createdAt, on: sql)
                 return .added
             }
         } catch StoreError.conflict {
@@ -92,9 +93,11 @@ extension SQLLatchkeyStore: PasskeyStore {
         }
     }
 
-    package func deletePasskey(id: String, userID: String) async throws -> Bool {
+    package func deletePasskey(id: String, userID: String, at time: Date) async throws -> Bool {
         try await self.database.transaction { sql in
-            try await sql.raw("DELETE FROM passkeys WHERE id = \(bind: id) AND user_id = \(bind: userID) RETURNING id").first() != nil
+            let deleted = try await sql.raw("DELETE FROM passkeys WHERE id = \(bind: id) AND user_id = \(bind: userID) RETURNING id").first() != nil
+            if deleted { try await Self.emit(.passkeyRemoved, userID: userID, ["passkey_id": id], at: time, on: sql) }
+            return deleted
         }
     }
 

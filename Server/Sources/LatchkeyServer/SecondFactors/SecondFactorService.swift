@@ -211,7 +211,7 @@ package struct SecondFactorService: Sendable {
     /// Removes the token's user's factor `id` (a step-up first for a user with a confirmed factor).
     package func deleteFactor(id: String, token: VerifiedToken) async throws {
         try await self.sessions.requireStepUp(token)
-        guard try await self.store.deleteFactor(id: id.lowercased(), userID: token.userID) else {
+        guard try await self.store.deleteFactor(id: id.lowercased(), userID: token.userID, at: self.clock.now()) else {
             throw ServiceError.notFound("This account has no factor with this ID.")
         }
         try await self.audit.record(.user(token.userID), AuditAction.mfaDisable, target: "user \(token.userID)", details: "totp \(id.lowercased())")
@@ -233,6 +233,6 @@ package struct SecondFactorService: Sendable {
 
     /// Support: removes every factor and recovery code of the user (sessions are kept); returns how many factors.
     package func reset(userID: String) async throws -> Int {
-        try await self.store.resetSecondFactors(userID: userID)
+        try await self.store.resetSecondFactors(userID: userID, at: self.clock.now())
     }
 }

@@ -90,9 +90,9 @@ package protocol SecondFactorStore: Sendable {
     ) async throws -> StepUpOutcome
     /// Removes the user's factor `id`, and with the last confirmed one the recovery codes and pending challenges; false when
     /// the user has no such factor.
-    func deleteFactor(id: String, userID: String) async throws -> Bool
+    func deleteFactor(id: String, userID: String, at time: Date) async throws -> Bool
     /// Removes every factor, recovery code and pending challenge of the user (support); returns how many factors.
-    func resetSecondFactors(userID: String) async throws -> Int
+    func resetSecondFactors(userID: String, at time: Date) async throws -> Int
     /// Replaces the user's recovery codes; false, nothing changed, when the user has no confirmed factor.
     func replaceRecoveryCodes(userID: String, hashes: [String], salt: String, at time: Date) async throws -> Bool
 }
@@ -137,10 +137,11 @@ extension SQLLatchkeyStore: SecondFactorStore {
                 try await sql.raw(
                     """
                     UPDATE mfa_factors SET confirmed_at = \(bind: time.stored), last_step = \(bind: step)
-                    WHERE id = \(bind: id) AND user_id = \(bind: userID) AND confirmed_at IS NULL RETURNING id
+                    WHERE id = \(bind: id) AND user_id = \(bind: userID) AND confirmed_at IS NULL RETURNING id, type
                     """
-                ).first() != nil
-            guard confirmed else { return false }
+                ).first()
+            guard let confirmed else { return false }
+            try await Self.emit(.mfaEnabled, userID: userID, ["factor_id": id, "factor_type": try confirmed.string("type")], at: time, on: sql)
             try await Self.storeRecoveryCodes(userID: userID, hashes: recoveryHashes, salt: salt, at: time, on: sql)
             if let sessionID { try await Self.raise(sessionID: sessionID, adding: .otp, at: time, on: sql) }
             return true
@@ -239,12 +240,14 @@ extension SQLLatchkeyStore: SecondFactorStore {
         }
     }
 
-    package func deleteFactor(id: String, userID: String) async throws -> Bool {
+    package func deleteFactor(id: String, userID: String, at time: Date) async throws -> Bool {
         try await self.database.transaction { sql in
             try await Self.serialize(on: "second factors " + userID, sql)
-            let deleted =
-                try await sql.raw("DELETE FROM mfa_factors WHERE id = \(bind: id) AND user_id = \(bind: userID) RETURNING id").first() != nil
-            guard deleted else { return false }
+            let deleted = try await sql.raw(
+                "DELETE FROM mfa_factors WHERE id = \(bind: id) AND user_id = \(bind: userID) RETURNING id, type, confirmed_at"
+            ).all()
+            guard !deleted.isEmpty else { return false }
+            try await Self.emitFactorsRemoved(deleted, userID: userID, at: time, on: sql)
             if try await !Self.hasConfirmedSecondFactor(userID: userID, on: sql) {
                 try await Self.forgetSecondFactors(userID: userID, on: sql)
             }
@@ -252,12 +255,22 @@ extension SQLLatchkeyStore: SecondFactorStore {
         }
     }
 
-    package func resetSecondFactors(userID: String) async throws -> Int {
+    package func resetSecondFactors(userID: String, at time: Date) async throws -> Int {
         try await self.database.transaction { sql in
             try await Self.serialize(on: "second factors " + userID, sql)
-            let removed = try await sql.raw("DELETE FROM mfa_factors WHERE user_id = \(bind: userID) RETURNING id").all().count
+            let removed = try await sql.raw("DELETE FROM mfa_factors WHERE user_id = \(bind: userID) RETURNING id, type, confirmed_at").all()
+            try await Self.emitFactorsRemoved(removed, userID: userID, at: time, on: sql)
             try await Self.forgetSecondFactors(userID: userID, on: sql)
-            return removed
+            return removed.count
+        }
+    }
+
+    /// `mfa.disabled` for each confirmed factor among `rows` (deleted factors' `id, type, confirmed_at`), in the caller's
+    /// transaction: a factor never confirmed was never enabled.
+    private static func emitFactorsRemoved(_ rows: [any SQLRow], userID: String, at time: Date, on sql: any SQLDatabase) async throws {
+        for row in rows where try row.optionalDate("confirmed_at") != nil {
+            try await Self.emit(
+                .mfaDisabled, userID: userID, ["factor_id": try row.string("id"), "factor_type": try row.string("type")], at: time, on: sql)
         }
     }
 

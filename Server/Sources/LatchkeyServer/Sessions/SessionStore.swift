@@ -281,6 +281,7 @@ extension SQLLatchkeyStore: SessionStore {
             WHERE id = \(bind: session.id) AND revoked_at IS NULL
             """
         ).run()
+        try await Self.emitRevoked(session.id, userID: session.userID, deviceID: session.deviceID, reason: "refresh_token_reuse", at: now, on: sql)
         try await Self.recordRevocation(scope: .session, values: [session.id], at: now, on: sql, noting: changes)
         return .reuseDetected(session)
     }
@@ -321,14 +322,30 @@ extension SQLLatchkeyStore: SessionStore {
     static func revokeSessions(
         where condition: SQLQueryString, reason: String, at time: Date, on sql: any SQLDatabase, noting changes: StoreChanges.Notes
     ) async throws -> [String] {
-        let revoked = try await sql.raw(
+        let rows = try await sql.raw(
             """
             UPDATE sessions SET revoked_at = \(bind: time.stored), revoked_reason = \(bind: reason)
-            WHERE \(condition) AND revoked_at IS NULL RETURNING id
+            WHERE \(condition) AND revoked_at IS NULL RETURNING id, user_id, device_id
             """
-        ).all().map { try $0.string("id") }
+        ).all()
+        var revoked: [String] = []
+        for row in rows {
+            revoked.append(try row.string("id"))
+            try await Self.emitRevoked(
+                try row.string("id"), userID: try row.string("user_id"), deviceID: try row.optionalString("device_id"), reason: reason, at: time,
+                on: sql)
+        }
         try await Self.recordRevocation(scope: .session, values: revoked, at: time, on: sql, noting: changes)
         return revoked
+    }
+
+    /// Writes `session.revoked` for a session just revoked with the stored `reason`, in the caller's transaction.
+    static func emitRevoked(
+        _ sessionID: String, userID: String, deviceID: String?, reason: String, at time: Date, on sql: any SQLDatabase
+    ) async throws {
+        var data = ["session_id": sessionID, "reason": SessionRevocationReason(stored: reason).rawValue]
+        data["device_id"] = deviceID
+        try await Self.emit(.sessionRevoked, userID: userID, data, at: time, on: sql)
     }
 
     /// Stores `session` inside the caller's transaction, or — when it carries a challenge and its user has a confirmed
@@ -366,6 +383,9 @@ extension SQLLatchkeyStore: SessionStore {
                     \(bind: session.aal2At?.stored))
             """
         ).run()
+        var data = ["session_id": session.id]
+        data["device_id"] = session.deviceID
+        try await Self.emit(.sessionCreated, userID: session.userID, data, at: session.createdAt, on: sql)
         try await sql.raw(
             """
             INSERT INTO refresh_tokens (token_hash, session_id, created_at, expires_at)

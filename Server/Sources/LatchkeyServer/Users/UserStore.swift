@@ -23,14 +23,17 @@ package protocol UserStore: Sendable {
 extension SQLLatchkeyStore: UserStore {
     package func registerUser(id: String, kind: UserKind, at time: Date) async throws -> Bool {
         try await self.database.transaction { sql in
-            try await sql.raw(
-                """
-                INSERT INTO users (id, kind, created_at)
-                SELECT \(bind: id), \(bind: kind.rawValue), \(bind: time.stored)
-                WHERE NOT EXISTS (SELECT 1 FROM deleted_users WHERE id = \(bind: id))
-                ON CONFLICT (id) DO NOTHING RETURNING id
-                """
-            ).first() != nil
+            let created =
+                try await sql.raw(
+                    """
+                    INSERT INTO users (id, kind, created_at)
+                    SELECT \(bind: id), \(bind: kind.rawValue), \(bind: time.stored)
+                    WHERE NOT EXISTS (SELECT 1 FROM deleted_users WHERE id = \(bind: id))
+                    ON CONFLICT (id) DO NOTHING RETURNING id
+                    """
+                ).first() != nil
+            if created { try await Self.emit(.userCreated, userID: id, ["kind": kind.rawValue], at: time, on: sql) }
+            return created
         }
     }
 
@@ -151,6 +154,7 @@ extension SQLLatchkeyStore: UserStore {
         defer { self.changes.publish([.userChanged(id)]) }
         return try await self.changing { sql, changes in
             let sessions = try await sql.raw("SELECT id FROM sessions WHERE user_id = \(bind: id)").all().map { try $0.string("id") }
+            let live = try await sql.raw("SELECT id, device_id FROM sessions WHERE user_id = \(bind: id) AND revoked_at IS NULL ORDER BY id").all()
             let codes = try await sql.raw("SELECT id FROM access_codes WHERE user_id = \(bind: id)").all().map { try $0.string("id") }
             // ON DELETE CASCADE removes devices, identities, sessions, refresh tokens and access codes.
             let deleted = try await sql.raw("DELETE FROM users WHERE id = \(bind: id) RETURNING id").first() != nil
@@ -158,6 +162,11 @@ extension SQLLatchkeyStore: UserStore {
             try await sql.raw(
                 "INSERT INTO deleted_users (id, deleted_at) VALUES (\(bind: id), \(bind: time.stored)) ON CONFLICT (id) DO NOTHING"
             ).run()
+            for session in live {
+                try await Self.emitRevoked(
+                    try session.string("id"), userID: id, deviceID: try session.optionalString("device_id"), reason: "deleted", at: time, on: sql)
+            }
+            try await Self.emit(.userDeleted, userID: id, at: time, on: sql)
             try await Self.recordRevocation(scope: .user, values: [id], at: time, on: sql, noting: changes)
             return DeletedUser(userID: id, sessionIDs: sessions, accessCodeIDs: codes)
         }

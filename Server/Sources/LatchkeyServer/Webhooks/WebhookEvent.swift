@@ -1,5 +1,6 @@
 import Foundation
 import SQLKit
+import Synchronization
 
 /// The `type` of a webhook event (Standard Webhooks' `{"type", "timestamp", "data"}`).
 package enum WebhookEventType: String, CaseIterable, Sendable, Codable {
@@ -55,6 +56,16 @@ package struct WebhookEvent: Sendable, Equatable {
         self.endpoint = endpoint
     }
 
+    /// A new event ID: `evt_`, the time in milliseconds and this process's count (so IDs sort in the order events were
+    /// written, which the deliverer keeps per endpoint), then random hex.
+    static func newID(at time: Date) -> String {
+        let count = Self.counter.add(1, ordering: .relaxed).newValue
+        let random = UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
+        return "evt_" + String(format: "%012llx%08x", UInt64(max(0, time.timeIntervalSince1970 * 1000)), UInt32(truncatingIfNeeded: count)) + random
+    }
+
+    private static let counter = Atomic<UInt64>(0)
+
     /// The body every endpoint receives: `{"type", "timestamp" (RFC 3339, UTC), "data"}`, `data` with `user_id` when
     /// the event is about a user; keys sorted, so the bytes are the same on every attempt.
     package func body() -> Data {
@@ -84,7 +95,7 @@ extension SQLLatchkeyStore {
         _ type: WebhookEventType, userID: String?, _ data: [String: String] = [:], endpoint: String? = nil, at time: Date,
         on sql: any SQLDatabase
     ) async throws -> String {
-        let id = "evt_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let id = WebhookEvent.newID(at: time)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let text = String(decoding: try encoder.encode(data), as: UTF8.self)

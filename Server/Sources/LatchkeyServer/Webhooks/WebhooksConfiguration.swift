@@ -11,6 +11,9 @@ public struct WebhooksConfiguration: Sendable, Equatable {
     public var retrySchedule: [TimeInterval] = [5, 300, 1800, 7200, 18_000, 36_000]
     /// Seconds one attempt may take.
     public var timeout: TimeInterval = 10
+    /// Seconds of the injected clock between the deliverer's looks at the outbox (no setting: tests that call
+    /// ``WebhookDeliverer/deliverDue()`` themselves set it long, so no poll runs beside them).
+    package var pollInterval: TimeInterval = 1
     /// What is wrong with the settings; ``LatchkeyServices`` refuses to start with any.
     var problems: [String] = []
 
