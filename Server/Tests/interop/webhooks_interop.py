@@ -879,6 +879,8 @@ def main() -> int:
     parser.add_argument("--parts", default="webhooks,backend")
     args = parser.parse_args()
     parts = set(args.parts.split(","))
+    # SIGTERM (scripts/test interrupted) ends the run through the finally below: every server stopped, the dir removed.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     started = time.monotonic()
     workdir = tempfile.mkdtemp(prefix="latchkey-webhooks.")
     keep = os.environ.get("LATCHKEY_TEST_KEEP_TMP") == "1"  # as scripts/test: keep the servers' logs and databases
