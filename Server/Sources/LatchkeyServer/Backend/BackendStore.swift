@@ -77,14 +77,10 @@ extension SQLLatchkeyStore {
                     "UPDATE users SET disabled_at = \(bind: time.stored) WHERE id = \(bind: userID) AND disabled_at IS NULL RETURNING id"
                 ).first() != nil
             else { return try await Self.exists(userID, on: sql) ? .alreadyDisabled : .unknownUser }
-            let revoked = try await sql.raw(
-                """
-                UPDATE sessions SET revoked_at = \(bind: time.stored), revoked_reason = 'disabled'
-                WHERE user_id = \(bind: userID) AND revoked_at IS NULL RETURNING id, device_id
-                """
-            ).all().map { (id: try $0.string("id"), device: try $0.optionalString("device_id")) }
             changes.note(.userSignedOut(userID))
-            try await Self.recordRevocation(scope: .session, values: revoked.map(\.id), at: time, on: sql, noting: changes)
+            // Each with its webhook `session.revoked` (reason `disabled`).
+            let revoked = try await Self.revokeSessions(
+                where: "user_id = \(bind: userID)", reason: "disabled", at: time, on: sql, noting: changes)
             // An access code is a bearer of the user too: it ends with the sessions (and stays ended once enabled).
             let codes = try await sql.raw(
                 """
@@ -94,12 +90,7 @@ extension SQLLatchkeyStore {
             ).all().map { try $0.string("id") }
             for code in codes { changes.note(.accessCodeRevoked(code)) }
             try await Self.emit(.userDisabled, userID: userID, at: time, on: sql)
-            for session in revoked {
-                var data = ["session_id": session.id, "reason": SessionRevocationReason.disabled.rawValue]
-                if let device = session.device { data["device_id"] = device }
-                try await Self.emit(.sessionRevoked, userID: userID, data, at: time, on: sql)
-            }
-            return .disabled(revokedSessions: revoked.map(\.id))
+            return .disabled(revokedSessions: revoked)
         }
     }
 

@@ -1,5 +1,4 @@
 import Configuration
-import Crypto
 import Foundation
 
 /// Claims beyond the fixed ones in session access tokens. Keys: `claims.max-bytes` (default 2048: the most a user's
@@ -56,8 +55,8 @@ public struct ClaimsConfiguration: Sendable {
     }
 
     /// The key of a Standard Webhooks secret: the base64 after `whsec_`, decoded (24 bytes or more).
-    static func signingKey(_ secret: String) -> SymmetricKey? {
+    static func signingKey(_ secret: String) -> Data? {
         guard secret.hasPrefix("whsec_"), let bytes = Data(base64Encoded: String(secret.dropFirst(6))), bytes.count >= 24 else { return nil }
-        return SymmetricKey(data: bytes)
+        return bytes
     }
 }

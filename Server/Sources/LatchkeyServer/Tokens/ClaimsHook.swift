@@ -1,5 +1,4 @@
 import AsyncHTTPClient
-import Crypto
 import Foundation
 import LatchkeyAPI
 import Logging
@@ -16,7 +15,8 @@ import NIOHTTP1
 /// token or secret.
 package struct ClaimsHook: Sendable {
     let url: String
-    let key: SymmetricKey
+    /// The bytes the base64 after `whsec_` encodes.
+    let key: Data
     let timeout: TimeInterval
     let maxBytes: Int
     let onFailure: ClaimsConfiguration.FailureMode
@@ -60,13 +60,13 @@ package struct ClaimsHook: Sendable {
     private func call(for subject: ClaimsSubject, amr: [AuthenticationMethod]) async throws -> [String: JSONValue] {
         let body = Self.body(subject, amr: amr)
         let id = "msg_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        let timestamp = String(Int64(self.clock.now().timeIntervalSince1970))
+        let timestamp = Int(self.clock.now().timeIntervalSince1970)
         var request = HTTPClientRequest(url: self.url)
         request.method = .POST
         request.headers.add(name: "content-type", value: "application/json")
         request.headers.add(name: "webhook-id", value: id)
-        request.headers.add(name: "webhook-timestamp", value: timestamp)
-        request.headers.add(name: "webhook-signature", value: "v1," + Self.signature(id: id, timestamp: timestamp, body: body, key: self.key))
+        request.headers.add(name: "webhook-timestamp", value: String(timestamp))
+        request.headers.add(name: "webhook-signature", value: WebhookSignature.header(key: self.key, id: id, timestamp: timestamp, body: Data(body)))
         request.body = .bytes(ByteBuffer(bytes: body))
         let timeout = self.timeout
         let prepared = request
@@ -111,12 +111,5 @@ package struct ClaimsHook: Sendable {
             "amr": .array(amr.map { .string($0.rawValue) }),
         ]
         return Array(JSONValue.compact(body))
-    }
-
-    /// Standard Webhooks' signature: base64 of HMAC-SHA256 over `id.timestamp.body`.
-    static func signature(id: String, timestamp: String, body: [UInt8], key: SymmetricKey) -> String {
-        var signed = Data("\(id).\(timestamp).".utf8)
-        signed.append(contentsOf: body)
-        return Data(HMAC<SHA256>.authenticationCode(for: signed, using: key)).base64EncodedString()
     }
 }
