@@ -63,6 +63,23 @@ import Testing
         }
     }
 
+    @Test func aConfirmedFactorAndSupportsResetEachTellTheirFactor() async throws {
+        let receiver = WebhookReceiver()
+        try await receiver.run { url in
+            let server = try await Self.server(url)
+            try await server.test(.router) { client in
+                let device = try await client.registerDevice()
+                let factor = try await client.confirmedFactor(bearer: device.accessToken, at: server.clock.now())
+                #expect(try await server.services.secondFactors.reset(userID: device.userID) == 1)
+                await server.services.webhooks.deliverDue()
+                let events = receiver.deliveries.filter { $0.type.hasPrefix("mfa.") }
+                #expect(events.map(\.type) == ["mfa.enabled", "mfa.disabled"])
+                #expect(events.allSatisfy { $0.data["factor_id"] == factor.factorID && $0.data["factor_type"] == "totp" })
+                #expect(!receiver.deliveries.contains { $0.body.contains(factor.secret) })
+            }
+        }
+    }
+
     @Test func aFailedAttemptIsRetriedWithTheSameIDWhenTheScheduleSays() async throws {
         let receiver = WebhookReceiver()
         receiver.answer(500)
@@ -139,6 +156,26 @@ import Testing
         }
     }
 
+    /// Two processes on one database (PostgreSQL with `LATCHKEY_TEST_BACKEND=postgresql`) passing at once: each event
+    /// reaches the endpoint once.
+    @Test func twoProcessesDeliverEachEventOnce() async throws {
+        let receiver = WebhookReceiver()
+        try await receiver.run { url in
+            let first = try await Self.server(url)
+            let second = try await Self.server(url, database: first.databasePath)
+            try await first.test(.router) { client in
+                for _ in 0..<5 { _ = try await client.registerDevice() }
+                async let a = first.services.webhooks.deliverDue()
+                async let b = second.services.webhooks.deliverDue()
+                #expect(await a + b == 10)
+                let ids = receiver.deliveries.map(\.id)
+                #expect(ids.count == 10)
+                #expect(Set(ids).count == 10)
+            }
+            await second.close()
+        }
+    }
+
     @Test func aRolledBackChangeWritesNoEvent() async throws {
         let receiver = WebhookReceiver()
         try await receiver.run { url in
@@ -173,6 +210,41 @@ import Testing
                 #expect(await server.services.webhooks.deliverDue() == 1)
                 #expect(receiver.deliveries.map(\.type) == ["webhook.test"])
             }
+        }
+    }
+
+    @Test func theConsoleShowsEndpointsAndDeliveriesWithoutSecretOrBody() async throws {
+        let receiver = WebhookReceiver()
+        receiver.answer(500)
+        try await receiver.run { url in
+            try await AdminConsoleTests.withConsole({
+                $0.webhooks = WebhooksConfiguration(endpoints: [Self.endpoint(url)])
+                $0.webhooks.pollInterval = 86_400
+            }) { browser, client, server in
+                try await browser.setUp(server)
+                let device = try await client.registerDevice()
+                await server.services.webhooks.deliverDue()
+                let page = try await browser.get("/admin/webhooks")
+                #expect(page.status == .ok)
+                #expect(page.text.contains("<td>app</td>"))
+                #expect(page.text.contains("<code>session.created</code>"))
+                #expect(page.text.contains("<td>500</td>"))
+                #expect(!page.text.contains(WebhookReceiver.secret) && !page.text.contains(device.accessToken))
+            }
+        }
+    }
+
+    @Test func theAPIDocumentHasEachPayloadWithItsTypeEnum() async throws {
+        try await withServer(.router) { client, _ in
+            let response = try await client.send(.get, "/openapi.json")
+            let document = try #require(try JSONSerialization.jsonObject(with: Data(response.text.utf8)) as? [String: Any])
+            let schemas = try #require((document["components"] as? [String: Any])?["schemas"] as? [String: Any])
+            func typeEnum(_ name: String) -> [String]? {
+                (((schemas[name] as? [String: Any])?["properties"] as? [String: Any])?["type"] as? [String: Any])?["enum"] as? [String]
+            }
+            #expect(typeEnum("WebhookEvent") == WebhookEventType.allCases.map(\.rawValue))
+            #expect(typeEnum("WebhookSessionRevoked") == ["session.revoked"])
+            #expect(typeEnum("WebhookUserCreated") == ["user.created"])
         }
     }
 

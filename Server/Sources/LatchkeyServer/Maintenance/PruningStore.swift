@@ -90,8 +90,8 @@ package protocol PruningStore: Sendable {
 extension SQLLatchkeyStore: PruningStore {
     package func prune(_ rules: PruneRules) async throws -> PruneCounts {
         let now = rules.now
-        func delete(from table: String, key: [String], where condition: SQLQueryString) async throws -> Int {
-            try await self.deleteInBatches(from: table, key: key, where: condition, batchSize: rules.batchSize)
+        func delete(from table: String, key: [String], emitting event: WebhookEventType? = nil, where condition: SQLQueryString) async throws -> Int {
+            try await self.deleteInBatches(from: table, key: key, where: condition, batchSize: rules.batchSize, emitting: event, at: now)
         }
         var counts = PruneCounts()
         // Buckets are `<policy name>:<hashed key>`.
@@ -134,8 +134,9 @@ extension SQLLatchkeyStore: PruningStore {
             SELECT a.user_id FROM email_accounts a
             WHERE a.verified_at IS NULL AND a.attached = 0 AND a.created_at < \(bind: rules.unverifiedAccountsBefore.stored)
             """
+        // The users go as any deletion does for the app's backend: `user.deleted`, in the transaction that deletes them.
         counts.users = try await delete(
-            from: "users", key: ["id"],
+            from: "users", key: ["id"], emitting: .userDeleted,
             where: """
                 id IN (\(abandoned))
                 AND NOT EXISTS (SELECT 1 FROM email_codes c WHERE c.user_id = users.id)
@@ -175,17 +176,27 @@ extension SQLLatchkeyStore: PruningStore {
     /// `condition` is evaluated over `table` under its own name (so it may name `table.column` in correlated subqueries) and is
     /// checked afresh by each transaction. Rows are picked by `key`, the table's primary key: on SQLite most tables are
     /// `WITHOUT ROWID` (no rowid to pick by), and on PostgreSQL the key's index finds each row.
-    private func deleteInBatches(from table: String, key: [String], where condition: SQLQueryString, batchSize: Int) async throws -> Int {
+    ///
+    /// With `event`, each deleted row's first key column is the `userID` of an `event` written in the same transaction.
+    private func deleteInBatches(
+        from table: String, key: [String], where condition: SQLQueryString, batchSize: Int, emitting event: WebhookEventType?, at time: Date
+    ) async throws -> Int {
         let limit = max(batchSize, 1)
         let picked: SQLQueryString = key.count == 1 ? "\(ident: key[0])" : "(\(idents: key, joinedBy: ", "))"
         let statement: SQLQueryString = """
             DELETE FROM \(ident: table) WHERE \(picked) IN (
                 SELECT \(idents: key, joinedBy: ", ") FROM \(ident: table) WHERE (\(condition)) LIMIT \(literal: limit))
-            RETURNING 1 AS gone
+            RETURNING \(ident: key[0]) AS gone
             """
         var removed = 0
         while true {
-            let batch = try await self.database.transaction { sql in try await sql.raw(statement).all().count }
+            let batch = try await self.database.transaction { sql in
+                let rows = try await sql.raw(statement).all()
+                if let event {
+                    for row in rows { try await Self.emit(event, userID: try row.decode(column: "gone", as: String.self), at: time, on: sql) }
+                }
+                return rows.count
+            }
             removed += batch
             guard batch >= limit else { return removed }
             try Task.checkCancellation()

@@ -42,7 +42,8 @@ package final class WebhookDeliverer: Service, Sendable {
     /// Lets the deliverer read the outbox (the services are prepared).
     func open() { self.opened.store(true, ordering: .releasing) }
 
-    /// Runs until graceful shutdown; an attempt under way finishes and is recorded (bounded by `webhooks.timeout`).
+    /// Runs until graceful shutdown, which cancels an attempt under way: it is recorded as failed and retried, or, when
+    /// even that cannot be written, its lease ends and the next pass (of any process) makes it again.
     package func run() async throws {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled && !self.stopping.load(ordering: .acquiring) {
