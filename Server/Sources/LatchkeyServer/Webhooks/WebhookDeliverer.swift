@@ -7,7 +7,7 @@ import ServiceLifecycle
 import Synchronization
 
 /// Delivers the webhook outbox: fans new events out into one delivery per endpoint that takes them, claims due
-/// deliveries (a lease longer than an attempt may take, `FOR UPDATE SKIP LOCKED` on PostgreSQL, so several processes
+/// deliveries one at a time per endpoint (a lease of one attempt and a margin, `FOR UPDATE SKIP LOCKED` on PostgreSQL, so several processes
 /// deliver each event to each endpoint once), POSTs each signed the Standard Webhooks way, and records the answer:
 /// 2xx delivered; 410 failed and the endpoint disabled (its other deliveries wait, pending, until
 /// `latchkey webhooks enable`); anything else, a timeout or a network error retried after the next wait of
@@ -65,23 +65,24 @@ package final class WebhookDeliverer: Service, Sendable {
         var delivered = 0
         do {
             while try await self.store.fanOut(to: self.configuration.endpoints, at: self.clock.now(), limit: 100) == 100 {}
-            while !Task.isCancelled {
-                let batch = try await self.store.claimDueDeliveries(
-                    endpoints: self.configuration.endpoints.map(\.name), at: self.clock.now(), limit: 10, lease: self.configuration.timeout + 60)
-                if batch.isEmpty { break }
-                // Each endpoint's attempts in order, the endpoints at once: a slow one holds the others back by a batch at most.
-                let byEndpoint = Dictionary(grouping: batch, by: \.0.endpoint)
-                delivered += await withTaskGroup(of: Int.self) { group in
-                    for (name, attempts) in byEndpoint {
-                        guard let endpoint = self.configuration.endpoint(named: name) else { continue }
-                        group.addTask {
-                            var delivered = 0
-                            for (delivery, event) in attempts where await self.attempt(delivery, of: event, to: endpoint) { delivered += 1 }
-                            return delivered
+            // The endpoints at once, each endpoint's deliveries one at a time in order: a delivery is claimed only when
+            // its attempt starts, for one attempt's time and a margin, so a process killed mid-attempt holds nothing
+            // longer than that, and a slow endpoint never outlives the lease of deliveries still waiting their turn.
+            let lease = self.configuration.timeout + Self.leaseMargin
+            delivered += try await withThrowingTaskGroup(of: Int.self) { group in
+                for endpoint in self.configuration.endpoints {
+                    group.addTask {
+                        var delivered = 0
+                        while !Task.isCancelled {
+                            let claimed = try await self.store.claimDueDeliveries(
+                                endpoints: [endpoint.name], at: self.clock.now(), limit: 1, lease: lease)
+                            guard let (delivery, event) = claimed.first else { break }
+                            if await self.attempt(delivery, of: event, to: endpoint) { delivered += 1 }
                         }
+                        return delivered
                     }
-                    return await group.reduce(0, +)
                 }
+                return try await group.reduce(0, +)
             }
         } catch {
             self.logger.warning("reading the webhook outbox failed", metadata: ["error": "\(String(reflecting: error))"])
@@ -168,11 +169,24 @@ package final class WebhookDeliverer: Service, Sendable {
             default: return "HTTP client: \(error)"
             }
         }
+        if let error = error as? IOError { return "connection failed: \(error.description)" }
         return "\(type(of: error))"
     }
 }
 
+extension WebhookDeliverer {
+    /// What a delivery's lease allows beyond `webhooks.timeout`: recording the answer.
+    static let leaseMargin: TimeInterval = 15
+}
+
 extension HTTPClient {
-    /// The client webhooks are POSTed with: the one that never follows a redirect (the configured URL is where events go).
-    static var webhookDelivery: HTTPClient { .keyFetching }
+    /// The client webhooks are POSTed with: a redirect is never followed (the configured URL is where events go), and a
+    /// connection that cannot be made fails the attempt at once rather than being tried again until `webhooks.timeout`:
+    /// the retry schedule is the outbox's, so an endpoint that is down costs no attempt more than a refused connection.
+    static let webhookDelivery: HTTPClient = {
+        var configuration = HTTPClient.Configuration.singletonConfiguration
+        configuration.redirectConfiguration = .disallow
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
 }
