@@ -20,6 +20,16 @@ import Testing
         #expect(!run.stderr.contains("not-a-whsec-secret") && !run.stdout.contains("not-a-whsec-secret"), "\(run)")
     }
 
+    @Test func aHookOverPlainHTTPToAnotherHostIsRefused() async throws {
+        let secret = "whsec_" + Data(repeating: 7, count: 32).base64EncodedString()
+        let (run, _) = try await ConfigurationCheckTests.run(
+            ["config", "check"],
+            environment: ["LATCHKEY_HOOKS_CLAIMS_URL": "http://hooks.example.com/claims", "LATCHKEY_HOOKS_CLAIMS_SECRET": secret])
+        #expect(run.exitCode == 78, "\(run)")
+        #expect(run.stderr.contains("hooks.claims.url must be an https URL"), "\(run)")
+        #expect(!run.stderr.contains(secret), "\(run)")
+    }
+
     @Test func theBackendKeyIsASecretTheConfigurationNeverShows() async throws {
         let key = "backend-key-never-shown-0123456789"
         let (run, _) = try await ConfigurationCheckTests.run(["config", "show"], environment: ["LATCHKEY_BACKEND_SERVICE_KEY": key])

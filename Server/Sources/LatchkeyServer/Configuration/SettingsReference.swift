@@ -82,8 +82,8 @@ public enum SettingsReference {
         "hooks.claims.secret": "Secret, never shown: `whsec_` and base64 of 24 bytes or more, the Standard Webhooks key the claims hook's calls "
             + "are signed with; required with `hooks.claims.url`.",
         "hooks.claims.timeout": "Seconds the claims hook may take to answer before it counts as failed (`hooks.claims.on-failure` decides).",
-        "hooks.claims.url": "The app's claims hook (http or https): POSTed `{user_id, kind, token_kind, identities, app_metadata, amr}` before "
-            + "every session access token is issued; its answer's `claims` are merged, reserved names dropped. Unset: no hook.",
+        "hooks.claims.url": "The app's claims hook (https; http only for a loopback host): POSTed "
+            + "`{user_id, kind, token_kind, identities, app_metadata, amr}` before every session access token is issued; its answer's `claims` are merged, reserved names dropped. Unset: no hook.",
         "host": "The address the server listens on: the API's port, and `admin.port` and `metrics.port` when set.",
         "http.cors.allowed-origins": "Exact browser origins (`https://app.example.com`) that may call the API cross-origin (CORS), never with "
             + "credentials; empty sends no CORS headers. The console never answers cross-origin.",

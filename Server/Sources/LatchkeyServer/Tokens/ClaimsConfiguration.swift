@@ -43,8 +43,9 @@ public struct ClaimsConfiguration: Sendable {
         if !(self.maxBytes >= 2 && self.maxBytes <= 65_536) { problems.append("claims.max-bytes must be 2 to 65536") }
         if !(self.hookTimeout > 0 && self.hookTimeout <= 60) { problems.append("hooks.claims.timeout must be above 0 and at most 60 seconds") }
         if let url = self.hookURL {
-            if URLComponents(string: url).flatMap(\.scheme).map({ ["http", "https"].contains($0) }) != true {
-                problems.append("hooks.claims.url must be an http or https URL")
+            // Its answer becomes claims in tokens: over plain http anyone on the path could add some.
+            if !WebhookEndpoint.isAllowedURL(url) {
+                problems.append("hooks.claims.url must be an https URL (http only for a loopback host such as 127.0.0.1 or localhost)")
             }
             if self.hookSecret == nil { problems.append("hooks.claims.url needs hooks.claims.secret (whsec_ and base64 of 24 bytes or more)") }
         }

@@ -96,7 +96,8 @@ public struct WebhookEndpoint: Sendable, Equatable, CustomStringConvertible {
         return problems
     }
 
-    private static func isAllowedURL(_ url: String) -> Bool {
+    /// An https URL, or http to a loopback host: what the server sends signed calls to (webhooks, the claims hook).
+    static func isAllowedURL(_ url: String) -> Bool {
         guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(), let host = components.host,
             !host.isEmpty
         else { return false }
