@@ -107,7 +107,7 @@ package struct ClaimsHook: Sendable {
         }
         let body: [String: JSONValue] = [
             "user_id": .string(subject.userID), "kind": .string(subject.kind.rawValue), "token_kind": .string(TokenKind.session.rawValue),
-            "identities": .array(identities), "app_metadata": subject.appMetadata.map(JSONValue.object) ?? .null,
+            "identities": .array(identities), "app_metadata": .object(subject.appMetadata ?? [:]),
             "amr": .array(amr.map { .string($0.rawValue) }),
         ]
         return Array(JSONValue.compact(body))
