@@ -61,7 +61,7 @@ extension SQLLatchkeyStore {
     /// Tells the user's event sockets, in every process, `claims.changed`; false for an unknown user.
     package func announceClaimsChanged(ofUser userID: String) async throws -> Bool {
         try await self.changing { sql, changes in
-            guard try await sql.raw("SELECT id FROM users WHERE id = \(bind: userID)").first() != nil else { return false }
+            guard try await Self.exists(userID, on: sql) else { return false }
             changes.note(.claimsChanged(userID))
             return true
         }
