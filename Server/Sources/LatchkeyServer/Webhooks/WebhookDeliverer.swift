@@ -46,9 +46,11 @@ package final class WebhookDeliverer: Service, Sendable {
     /// even that cannot be written, its lease ends and the next pass (of any process) makes it again.
     package func run() async throws {
         await cancelWhenGracefulShutdown {
+            // A pass each `pollInterval`, the first one interval after start: a test that sets a long interval makes
+            // every pass itself, with no pass of the loop racing it.
             while !Task.isCancelled && !self.stopping.load(ordering: .acquiring) {
-                await self.deliverDue()
                 do { try await self.clock.sleep(for: self.configuration.pollInterval) } catch { return }
+                await self.deliverDue()
             }
         }
     }
