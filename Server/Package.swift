@@ -111,11 +111,24 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // App Attest (Apple's "Validating apps that connect to your server"): attestations chained to the pinned Apple
+        // App Attestation Root CA, and assertions; no server types.
+        .target(
+            name: "LatchkeyAppAttest",
+            dependencies: [
+                "LatchkeyCBOR",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "LatchkeyServer",
             dependencies: [
                 "LatchkeySigV4",
                 "LatchkeyWebAuthn",
+                "LatchkeyAppAttest",
                 "LatchkeyPasswords",
                 "LatchkeySMTP",
                 "LatchkeyQR",
@@ -182,7 +195,32 @@ let package = Package(
             path: "Tests/LatchkeyPasskeyPeer",
             swiftSettings: swiftSettings
         ),
+        // A stand-in for Apple's App Attest CA (root, intermediate, leaves with the nonce extension) and a device's key,
+        // issuing attestation objects and assertions for the verifier's and the server's tests: nothing of the server.
+        .target(
+            name: "LatchkeyAppAttestPeer",
+            dependencies: [
+                "LatchkeyCBOR",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            path: "Tests/LatchkeyAppAttestPeer",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "LatchkeyCBORTests", dependencies: ["LatchkeyCBOR"], swiftSettings: testSwiftSettings),
+        .testTarget(
+            name: "LatchkeyAppAttestTests",
+            dependencies: [
+                "LatchkeyAppAttest",
+                "LatchkeyAppAttestPeer",
+                "LatchkeyCBOR",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+            ],
+            resources: [.copy("Fixtures")],
+            swiftSettings: testSwiftSettings
+        ),
         .testTarget(
             name: "LatchkeyWebAuthnTests",
             dependencies: [
@@ -222,6 +260,8 @@ let package = Package(
                 "LatchkeyS3Peer",
                 // A software passkey authenticator for the passkey routes' tests.
                 "LatchkeyPasskeyPeer",
+                // Attestation objects and assertions from a stand-in App Attest CA.
+                "LatchkeyAppAttestPeer",
                 // CBOR to take registrations apart and make the malformed ones the passkey suites send.
                 "LatchkeyCBOR",
                 "LatchkeyTestSupport",

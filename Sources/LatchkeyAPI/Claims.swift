@@ -30,6 +30,8 @@ public struct AccessTokenClaims: Codable, Sendable, Equatable {
     public var aal: AuthenticatorAssuranceLevel?
     /// The ways the session's user proved who they are (RFC 8176 values such as `pwd`, `otp`, `device`, `hwk`); sessions only.
     public var amr: [AuthenticationMethod]?
+    /// `true` on tokens of a device attested with App Attest (a guest token of one included); absent otherwise.
+    public var attested: Bool?
 
     enum CodingKeys: String, CodingKey {
         case issuer = "iss"
@@ -45,12 +47,13 @@ public struct AccessTokenClaims: Codable, Sendable, Equatable {
         case authTime = "auth_time"
         case aal
         case amr
+        case attested = "att"
     }
 
     public init(
         issuer: String, audience: String, subject: String, sessionID: String?, issuedAt: Int64, notBefore: Int64,
         expiresAt: Int64, tokenID: String, kind: TokenKind, deviceID: String?, authTime: Int64? = nil,
-        aal: AuthenticatorAssuranceLevel? = nil, amr: [AuthenticationMethod]? = nil
+        aal: AuthenticatorAssuranceLevel? = nil, amr: [AuthenticationMethod]? = nil, attested: Bool? = nil
     ) {
         self.issuer = issuer
         self.audience = audience
@@ -65,5 +68,6 @@ public struct AccessTokenClaims: Codable, Sendable, Equatable {
         self.authTime = authTime
         self.aal = aal
         self.amr = amr
+        self.attested = attested
     }
 }

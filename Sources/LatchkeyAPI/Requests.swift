@@ -12,13 +12,17 @@ public struct RegisterDeviceRequest: Codable, Sendable {
     public var deviceID: String
     /// The secret returned by the first registration; required to register a known device again.
     public var deviceSecret: String?
+    /// App Attest evidence that makes the device attested (see ``AppAttestEvidence``).
+    public var appAttest: AppAttestEvidence?
     enum CodingKeys: String, CodingKey {
         case deviceID = "device_id"
         case deviceSecret = "device_secret"
+        case appAttest = "app_attest"
     }
-    public init(deviceID: String, deviceSecret: String? = nil) {
+    public init(deviceID: String, deviceSecret: String? = nil, appAttest: AppAttestEvidence? = nil) {
         self.deviceID = deviceID
         self.deviceSecret = deviceSecret
+        self.appAttest = appAttest
     }
 }
 

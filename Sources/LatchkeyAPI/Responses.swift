@@ -107,15 +107,26 @@ public struct UserProfile: Codable, Sendable, Equatable {
         public var deviceID: String
         public var createdAt: Date
         public var lastSeenAt: Date?
+        /// The device proved with App Attest that it runs a genuine copy of the app (false when the server is older).
+        public var attested: Bool
         enum CodingKeys: String, CodingKey {
             case deviceID = "device_id"
             case createdAt = "created_at"
             case lastSeenAt = "last_seen_at"
+            case attested
         }
-        public init(deviceID: String, createdAt: Date, lastSeenAt: Date?) {
+        public init(deviceID: String, createdAt: Date, lastSeenAt: Date?, attested: Bool = false) {
             self.deviceID = deviceID
             self.createdAt = createdAt
             self.lastSeenAt = lastSeenAt
+            self.attested = attested
+        }
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            self.deviceID = try container.decode(String.self, forKey: .deviceID)
+            self.createdAt = try container.decode(Date.self, forKey: .createdAt)
+            self.lastSeenAt = try container.decodeIfPresent(Date.self, forKey: .lastSeenAt)
+            self.attested = try container.decodeIfPresent(Bool.self, forKey: .attested) ?? false
         }
     }
 
