@@ -199,6 +199,15 @@ import X509
         parts.leafKey = P256.Signing.PrivateKey()
         #expect(try await self.verify(parts).failureReason == .keyID)
 
+        // A certificate for another key, whose authenticator data names that key too, under this device's key ID:
+        // only the key ID's hash gives it away.
+        parts = .init()
+        let stranger = TestAttestationAuthority.Device()
+        parts.leafKey = stranger.key
+        parts.coseKey = Array(
+            self.authority.authData(stranger, .init()).dropFirst(55 + 32))
+        #expect(try await self.verify(parts).failureReason == .keyID)
+
         parts = .init()
         parts.credentialID = TestAttestationAuthority.Device().keyID
         #expect(try await self.verify(parts).failureReason == .keyID)
