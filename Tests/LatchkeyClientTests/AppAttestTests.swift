@@ -78,6 +78,7 @@ import Testing
         #expect(!String(describing: provider).contains("dbg-secret-1"))
         #expect(!String(reflecting: provider).contains("dbg-secret-1"))
         #expect(!String(describing: session.configuration.appAttest).contains("dbg-secret-1"))
+        #expect(!String(describing: session.configuration).contains("dbg-secret-1"))
     }
 
     // MARK: Attestation

@@ -8,8 +8,8 @@ import Foundation
 /// ``AppAttestServiceError/invalidKey`` when the key, or the input given with it, is refused (DeviceCheck's
 /// `DCError.invalidKey` and `.invalidInput`): the SDK then makes a new key and attests it, once.
 public protocol AppAttestService: Sendable {
-    /// Whether this device can attest keys (`false` on the simulator, most Macs and devices without a Secure Enclave):
-    /// then the SDK sends no App Attest evidence and the device stays unattested.
+    /// Whether this device can attest keys (`false` on the simulator and on devices without App Attest): when it cannot,
+    /// the SDK sends no App Attest evidence and the device stays unattested.
     var isSupported: Bool { get }
     /// Makes a new key in the Secure Enclave and returns its key ID (base64 of the SHA-256 of its public key).
     func generateKey() async throws -> String

@@ -4,8 +4,9 @@ import Foundation
 
 extension AppAttestProvider {
     /// Apple's App Attest service (`DCAppAttestService.shared`): the key in the Secure Enclave, its attestation from
-    /// Apple. The app needs the App Attest capability (entitlement `com.apple.developer.devicecheck.appattest-environment`,
-    /// `production` for TestFlight and the App Store) and the server its `app-attest.app-ids`.
+    /// Apple. The app needs the App Attest capability (entitlement `com.apple.developer.devicecheck.appattest-environment`:
+    /// `development` while developing, which the server accepts with `app-attest.environment` `development`; TestFlight and
+    /// App Store builds attest in production) and the server its `app-attest.app-ids` (`TEAMID.bundle.id`).
     public static var deviceCheck: AppAttestProvider { AppAttestProvider(service: DeviceCheckAppAttestService()) }
 }
 

@@ -33,9 +33,11 @@ public struct DCError: Error, Hashable, Sendable {
     public static var invalidInput: Code { .invalidInput }
     public static var invalidKey: Code { .invalidKey }
     public static var serverUnavailable: Code { .serverUnavailable }
+}
 
-    /// `catch DCError.invalidKey`, as bridged errors allow.
-    public static func ~= (code: Code, error: any Error) -> Bool { (error as? DCError)?.code == code }
+extension DCError.Code {
+    /// `catch DCError.invalidKey`, as bridged error codes allow.
+    public static func ~= (code: Self, error: any Error) -> Bool { (error as? DCError)?.code == code }
 }
 
 /// `DCAppAttestService`.
