@@ -218,6 +218,18 @@ import Testing
         #expect(self.service.assertions.count == 2)
     }
 
+    @Test func aServerThatNoLongerKnowsTheDeviceAsAttestedGetsItsAttestationOnce() async throws {
+        try self.fixture.store.save(StoredCredentials(deviceID: UUID(), appAttestKeyID: "key-7", appAttestKeyAttested: true))
+        self.server.refuseNext("/api/v1/auth/guest", with: .error(403, .attestationRequired))
+        _ = try await self.session().continueAsGuest()
+        let guests = self.fixture.transport.requests(to: "/api/v1/auth/guest")
+        #expect(guests.count == 2)
+        #expect(guests.first?.header(LatchkeyHeader.appAttestAssertion) != nil)
+        #expect(try Self.appAttest(in: guests.last)?["key_id"] == "key-7")
+        #expect(try Self.appAttest(in: guests.last)?["challenge"] == AppAttestServer.challenges[1])
+        #expect(try self.fixture.store.load()?.appAttestKeyAttested == true)
+    }
+
     @Test(arguments: [
         (400, ErrorCode.invalidAttestation, "/api/v1/auth/register-device"),
         (403, ErrorCode.attestationRequired, "/api/v1/auth/register-device"),

@@ -17,6 +17,12 @@ extension LatchkeySession {
             }
         }
 
+        /// Whether it is an assertion.
+        var isAssertion: Bool {
+            if case .assertion = self { return true }
+            return false
+        }
+
         /// What goes in the body as `app_attest`.
         var evidence: AppAttestEvidence? {
             if case .evidence(let evidence) = self { return evidence }
@@ -38,8 +44,9 @@ extension LatchkeySession {
 
     /// Sends a sign-in with this device's App Attest proof (`nil` when App Attest is off, unsupported, or the server
     /// offers no challenges): `send` gets the proof and returns what it issued and its access token. When the server
-    /// answers `invalid_challenge`, the proof is made again over a fresh challenge and sent once more; never a third
-    /// time. An attestation the server accepted (its token says `att: true`) marks the key attested; one it refused
+    /// answers `invalid_challenge`, the proof is made again over a fresh challenge and sent once more; when it answers an
+    /// assertion with `attestation_required` (it does not know the device as attested), the key is attested again and
+    /// sent once more; never a third time. An attestation the server accepted (its token says `att: true`) marks the key attested; one it refused
     /// (`invalid_attestation`) is forgotten, so the next sign-in attests a new key.
     ///
     /// `asserting` is the API path and body of a request an attested device proves with an assertion (guest sign-in);
@@ -56,6 +63,10 @@ extension LatchkeySession {
                 }
                 return issued
             } catch let error as LatchkeyError where !retry && error.has(.invalidChallenge) && proof?.usesChallenge == true {
+                proof = try await self.appAttestProof(asserting: request)
+            } catch let error as LatchkeyError where !retry && error.has(.attestationRequired) && proof?.isAssertion == true {
+                // The server does not take this device for attested (any more): attest its key again, once.
+                try? self.commit(keepingOnFailure: true) { $0.appAttestKeyAttested = false }
                 proof = try await self.appAttestProof(asserting: request)
             } catch let error as LatchkeyError where error.has(.invalidAttestation) && proof?.attestedKeyID != nil {
                 self.forgetAppAttestKey()
