@@ -83,6 +83,10 @@ extension LatchkeySession {
         /// session (see ``StoreChangeNotifier``). `nil` (default): a `DarwinStoreChangeNotifier` on Apple platforms when
         /// the store is a ``KeychainStore`` with an access group, otherwise none.
         public var storeChangeNotifier: (any StoreChangeNotifier)?
+        /// Where App Attest evidence comes from; `nil` (default): none is sent. With a provider,
+        /// ``LatchkeySession/registerDevice()`` and ``LatchkeySession/continueAsGuest()`` prove that this is a genuine copy of
+        /// the app on a real Apple device, as the server's `app-attest.policy` asks (see ``AppAttestProvider``).
+        public var appAttest: AppAttestProvider?
 
         /// Creates a configuration; only the server URL is required.
         public init(
@@ -91,7 +95,7 @@ extension LatchkeySession {
             deviceIDDefaultsKey: String = "latchkey.device-id", usesDeviceKey: Bool = true,
             isAppExtension: Bool = Configuration.runsInAppExtension, restoredDevicePolicy: RestoredDevicePolicy = .startNewIdentity,
             backgroundExecution: (any BackgroundExecution)? = nil, liveEventsReconnect: ReconnectPolicy = ReconnectPolicy(),
-            storeChangeNotifier: (any StoreChangeNotifier)? = nil
+            storeChangeNotifier: (any StoreChangeNotifier)? = nil, appAttest: AppAttestProvider? = nil
         ) {
             self.serverURL = serverURL
             self.apiOrigins = apiOrigins
@@ -106,6 +110,7 @@ extension LatchkeySession {
             self.backgroundExecution = backgroundExecution
             self.liveEventsReconnect = liveEventsReconnect
             self.storeChangeNotifier = storeChangeNotifier
+            self.appAttest = appAttest
         }
 
         /// Whether this process runs from an app extension bundle (`.appex`).

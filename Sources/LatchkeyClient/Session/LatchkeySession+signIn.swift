@@ -14,6 +14,11 @@ extension LatchkeySession {
     /// `users/register`, or its account deleted), the SDK starts a new device identity
     /// (``LatchkeyEvent/deviceIdentityReplaced(_:)``) and registers that, once.
     ///
+    /// With ``Configuration/appAttest``, the first registration also carries the device's App Attest attestation
+    /// (`app_attest`, over a challenge from `POST /api/v1/app-attest/challenge`); a challenge the server no longer knows
+    /// (`invalid_challenge`) is replaced by a fresh one, once. The server's refusals are ``LatchkeyError/rejected(_:)``
+    /// with `invalid_attestation`, `invalid_challenge` or `attestation_required`.
+    ///
     /// On a phone restored from a backup (the device UUID came back in UserDefaults, its key did not), the server answers
     /// that this install cannot prove the device (`invalid_device_secret`): by default the SDK starts a new device identity
     /// (``DeviceIdentityChange/restoredFromBackup``) and registers that, once (see ``Configuration/restoredDevicePolicy``).
@@ -43,10 +48,14 @@ extension LatchkeySession {
 
     private func registerThisDevice() async throws -> AuthSession {
         let credentials = try self.loadCredentials()
-        let body = RegisterDeviceRequest(deviceID: credentials.deviceID.uuidString.lowercased(), deviceSecret: credentials.deviceSecret)
-        var request = try LatchkeyRequest.post("/api/v1/auth/register-device", json: body, auth: .none)
-        request.provesDevice = true
-        let pair = try await self.send(request, decoding: TokenPairResponse.self)
+        let pair = try await self.withAppAttest { proof in
+            let body = RegisterDeviceRequest(
+                deviceID: credentials.deviceID.uuidString.lowercased(), deviceSecret: credentials.deviceSecret, appAttest: proof?.evidence)
+            var request = try LatchkeyRequest.post("/api/v1/auth/register-device", json: body, auth: .none)
+            request.provesDevice = true
+            let pair = try await self.send(request, decoding: TokenPairResponse.self)
+            return (pair, pair.accessToken)
+        }
         return try self.begin(self.storedSession(from: pair), deviceSecret: pair.deviceSecret, registeredDevice: true)
     }
 
@@ -65,6 +74,11 @@ extension LatchkeySession {
 
     /// Starts a guest session (`POST /api/v1/auth/guest` with `X-Device-ID`): a short-lived token without refresh.
     ///
+    /// With ``Configuration/appAttest``, the request carries the device's App Attest proof: its attestation as
+    /// `{"app_attest": …}` until the server has accepted one, then an assertion (`X-App-Attest-Assertion` over this
+    /// request, with the fresh challenge it covers in `X-App-Attest-Challenge`). The server answers an unattested device
+    /// that its policy refuses with ``LatchkeyError/rejected(_:)`` `attestation_required`.
+    ///
     /// When the token is about to expire the session ends (``AuthState/signedOut(reason:)`` with ``SignOutReason/sessionExpired``, or ``AuthState/signedOut(reason:)``
     /// at launch) and the app asks for a new guest token. Runs after the sign-ins started before it; a second call while
     /// one is running joins it.
@@ -74,8 +88,18 @@ extension LatchkeySession {
     }
 
     private func continueAsGuestNow() async throws -> GuestLimitations {
-        let response = try await self.send(LatchkeyRequest(method: "POST", path: "/api/v1/auth/guest", auth: .deviceID))
-        guard let guest = try? JSONDecoder().decode(GuestSessionResponse.self, from: response.body) else { throw LatchkeyError.invalidResponse }
+        let path = "/api/v1/auth/guest"
+        // An attested device's assertion covers the request's body: this one has none.
+        let guest = try await self.withAppAttest(asserting: (path, Data())) { proof in
+            var request = LatchkeyRequest(method: "POST", path: path, auth: .deviceID).proving(proof)
+            if let evidence = proof?.evidence {
+                request.headers["Content-Type"] = "application/json"
+                request.body = try Self.appAttestEncoder.encode(GuestSessionRequest(appAttest: evidence))
+            }
+            let response = try await self.send(request)
+            guard let guest = try? JSONDecoder().decode(GuestSessionResponse.self, from: response.body) else { throw LatchkeyError.invalidResponse }
+            return (guest, guest.accessToken)
+        }
         let deviceID = try self.deviceID().uuidString.lowercased()
         let userID = UnverifiedJWT.subject(of: guest.accessToken) ?? deviceID
         let session = StoredSession(

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Version 1: `{"format": 1, "device_id", "device_secret"?, "device_key"?: {"kind": "p256" | "secure-enclave", "data"
 /// (base64)}, "session"?: {"kind", "user_id", "session_id"?, "access_token", "access_token_expires_at" (seconds since
-/// 1970), "refresh_token"?}, "device_id_restored"?: true}`.
+/// 1970), "refresh_token"?}, "device_id_restored"?: true, "app_attest_key_id"?, "app_attest_key_attested"?: true}`.
 /// Readers ignore fields they do not know and accept any `format`, so a newer SDK reads what an older one wrote
 /// (and the other way round) without logging anyone out; a session it cannot read is dropped, the device kept.
 public enum CredentialsFormat {
@@ -16,7 +16,8 @@ public enum CredentialsFormat {
         let document = Document(
             format: Self.currentVersion, deviceID: credentials.deviceID.uuidString.lowercased(), deviceSecret: credentials.deviceSecret,
             deviceKey: credentials.deviceKey.map { KeyDocument(kind: $0.kind.rawValue, data: $0.data.base64EncodedString()) },
-            session: credentials.session.map(SessionDocument.init), deviceIDRestored: credentials.deviceIDRestored ? true : nil)
+            session: credentials.session.map(SessionDocument.init), deviceIDRestored: credentials.deviceIDRestored ? true : nil,
+            appAttestKeyID: credentials.appAttestKeyID, appAttestKeyAttested: credentials.appAttestKeyAttested ? true : nil)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         return try encoder.encode(document)
@@ -29,7 +30,8 @@ public enum CredentialsFormat {
         }
         return StoredCredentials(
             deviceID: deviceID, deviceSecret: document.deviceSecret, deviceKey: document.deviceKey?.key, session: document.session?.session,
-            deviceIDRestored: document.deviceIDRestored ?? false)
+            deviceIDRestored: document.deviceIDRestored ?? false, appAttestKeyID: document.appAttestKeyID,
+            appAttestKeyAttested: document.appAttestKeyAttested ?? false)
     }
 
     private struct Document: Codable {
@@ -39,6 +41,8 @@ public enum CredentialsFormat {
         var deviceKey: KeyDocument?
         var session: SessionDocument?
         var deviceIDRestored: Bool?
+        var appAttestKeyID: String?
+        var appAttestKeyAttested: Bool?
 
         enum CodingKeys: String, CodingKey {
             case format
@@ -47,15 +51,22 @@ public enum CredentialsFormat {
             case deviceKey = "device_key"
             case session
             case deviceIDRestored = "device_id_restored"
+            case appAttestKeyID = "app_attest_key_id"
+            case appAttestKeyAttested = "app_attest_key_attested"
         }
 
-        init(format: Int, deviceID: String, deviceSecret: String?, deviceKey: KeyDocument?, session: SessionDocument?, deviceIDRestored: Bool?) {
+        init(
+            format: Int, deviceID: String, deviceSecret: String?, deviceKey: KeyDocument?, session: SessionDocument?, deviceIDRestored: Bool?,
+            appAttestKeyID: String?, appAttestKeyAttested: Bool?
+        ) {
             self.format = format
             self.deviceID = deviceID
             self.deviceSecret = deviceSecret
             self.deviceKey = deviceKey
             self.session = session
             self.deviceIDRestored = deviceIDRestored
+            self.appAttestKeyID = appAttestKeyID
+            self.appAttestKeyAttested = appAttestKeyAttested
         }
 
         init(from decoder: any Decoder) throws {
@@ -67,6 +78,8 @@ public enum CredentialsFormat {
             // A session this version cannot read (a kind it does not know) is dropped; the device identity survives.
             self.session = try? container.decodeIfPresent(SessionDocument.self, forKey: .session)
             self.deviceIDRestored = try? container.decodeIfPresent(Bool.self, forKey: .deviceIDRestored)
+            self.appAttestKeyID = try? container.decodeIfPresent(String.self, forKey: .appAttestKeyID)
+            self.appAttestKeyAttested = try? container.decodeIfPresent(Bool.self, forKey: .appAttestKeyAttested)
         }
     }
 

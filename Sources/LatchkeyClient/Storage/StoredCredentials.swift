@@ -18,16 +18,25 @@ public struct StoredCredentials: Sendable, Equatable, CustomStringConvertible, C
     /// secret. When the server then says the device is another install's (`invalid_device_secret`), the SDK starts a
     /// new identity (see ``LatchkeySession/Configuration/restoredDevicePolicy``).
     public var deviceIDRestored: Bool
+    /// The ID of this device's App Attest key (``AppAttestProvider``), once one was made: kept with the device identity,
+    /// so the key is attested once and then asserted. Not a secret (the SHA-256 of the key's public key).
+    public var appAttestKeyID: String?
+    /// Whether the server accepted the attestation of ``appAttestKeyID`` for this device (its token said `att: true`):
+    /// from then on a guest sign-in proves the key with an assertion.
+    public var appAttestKeyAttested: Bool
 
     /// Creates credentials.
     public init(
-        deviceID: UUID, deviceSecret: String? = nil, deviceKey: DeviceKey? = nil, session: StoredSession? = nil, deviceIDRestored: Bool = false
+        deviceID: UUID, deviceSecret: String? = nil, deviceKey: DeviceKey? = nil, session: StoredSession? = nil, deviceIDRestored: Bool = false,
+        appAttestKeyID: String? = nil, appAttestKeyAttested: Bool = false
     ) {
         self.deviceID = deviceID
         self.deviceSecret = deviceSecret
         self.deviceKey = deviceKey
         self.session = session
         self.deviceIDRestored = deviceIDRestored
+        self.appAttestKeyID = appAttestKeyID
+        self.appAttestKeyAttested = appAttestKeyAttested
     }
 
     /// The device ID and whether a secret, a key and a session are present; never their values.
