@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Interop test: App Attest (issue 34) with a test CA of its own, against live `latchkey serve` processes.
 
-Usage: app_attest_interop.py --latchkey BIN [--parts objects,guests,metered,report,required,development,off,startup]
+Usage: app_attest_interop.py --latchkey BIN [--parts objects,guests,metered,report,required,development,off,limits,startup]
 
 Everything is made here, independently of the server's Swift code: a stand-in for Apple's App Attest CA made with
 PyPI's `cryptography` (a P-384 root, an intermediate named "Apple App Attestation CA 1", and per device a leaf whose key
@@ -32,11 +32,13 @@ run's root PEM, every rate limit off, forward auth with the rule "POST /api/edit
                debug tokens minted with `latchkey app-attest debug-token create|list|revoke` (audited, never logged).
   metered      policy `guests` with `app-attest.unattested-guest-limit` 1, debug tokens not allowed: an unattested device
                gets a guest token metered at 1, an attested one at 5; a debug token is refused.
-  report       policy `report`: a failing attestation is downgraded (token without `att`, the device stays unattested),
-               a good one is recorded.
+  report       policy `report` with `unattested-guest-limit` 2: a failing attestation is downgraded (a token without
+               `att`, the device stays unattested), a good one is recorded; unattested devices metered at 2.
   required     policy `required`: register-device without attestation 403 attestation_required, with it 201 and `att`.
   development  `app-attest.environment` development: the `appattestdevelop` AAGUID accepted, the production one refused.
   off          policy off and no app IDs: the challenge route 404, `app_attest` ignored (a guest token without `att`).
+  limits       `limits.app-attest` 2 and `limits.app-attest-challenge` 3, client IPs from X-Forwarded-For (127.0.0.1 is
+               a trusted proxy): attempts limited per key ID and per client IP (429 rate_limited), never globally.
   startup      a policy other than off with no app IDs: `latchkey serve` exits 78 naming app-attest.app-ids.
 
 Needs cryptography and cbor2 (installed by scripts/test into its venv). Exits 0 when every check passes, 1 otherwise.
@@ -74,6 +76,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import Prehashed
+from cryptography.x509 import verification
 from cryptography.x509.oid import NameOID
 
 from interop_checks import RESULTS, check
@@ -338,6 +341,21 @@ def read_attestation(obj: bytes, client_data_hash: bytes, key_id: bytes, app_id:
     return problems
 
 
+def path_error(obj: bytes, root: x509.Certificate) -> str | None:
+    """RFC 5280 path validation of the object's x5c at this moment by cryptography's verifier (Web PKI rules for the
+    CAs, any extension on the leaf): None when the chain is valid, else why not."""
+    x5c = [x509.load_der_x509_certificate(der) for der in cbor2.loads(obj)["attStmt"]["x5c"]]
+    builder = (verification.PolicyBuilder().store(verification.Store([root]))
+               .time(datetime.datetime.now(datetime.timezone.utc))
+               .extension_policies(ca_policy=verification.ExtensionPolicy.webpki_defaults_ca(),
+                                   ee_policy=verification.ExtensionPolicy.permit_all()))
+    try:
+        builder.build_client_verifier().verify(x5c[0], x5c[1:])
+        return None
+    except verification.VerificationError as error:
+        return str(error)
+
+
 def objects_part() -> None:
     print("objects: what this suite makes, read back independently")
     ca, device = TestCA(), Device()
@@ -359,6 +377,14 @@ def objects_part() -> None:
                              PRODUCTION_AAGUID, ca.root)
     ok = len(other) == 1 and "chain" in other[0]
     check("a leaf of another CA with the same names fails on the signature only", ok, "" if ok else str(other))
+    good = path_error(attestation(ca, device, cdh), ca.root)
+    check("cryptography's RFC 5280 path validation accepts the chain now", good is None, good or "")
+    for label, parts in (("an expired leaf", {"leaf_valid": (-3 * 86400, -86400)}),
+                         ("a leaf not yet valid", {"leaf_valid": (86400, 3 * 86400)}),
+                         ("a chain to another root with the same names", {"leaf_ca": TestCA()}),
+                         ("a leaf of another CA beside this CA's intermediate", {"leaf_ca": TestCA(),
+                                                                                "chain": [ca.intermediate_der]})):
+        check(f"... and refuses {label}", path_error(attestation(ca, device, cdh, **parts), ca.root) is not None)
     with open(APPLE_SAMPLE) as f:
         apple = base64.b64decode(f.read().strip())
     problems = read_attestation(apple, b"example_server_challenge",
@@ -521,8 +547,9 @@ class Server:
         return result
 
     # The API as an app uses it.
-    def challenge(self) -> str:
-        status, answer, _ = self.call("POST", "/api/v1/app-attest/challenge")
+    def challenge(self, ip: str | None = None) -> str:
+        headers = {"X-Forwarded-For": ip} if ip else None
+        status, answer, _ = self.call("POST", "/api/v1/app-attest/challenge", headers=headers)
         challenge = answer.get("challenge") if isinstance(answer, dict) else None
         if status != 200 or not isinstance(challenge, str):
             raise CheckFailed(f"POST /api/v1/app-attest/challenge answers 200 {{challenge}} (got {status} {error_code(answer)})")
@@ -575,9 +602,12 @@ def not_stored(server: Server, device: Device, what: str) -> None:
             "attestation_required")
 
 
-def base_config(workdir: str, name: str, app_attest: dict[str, Any] | None, ca: TestCA | None) -> dict[str, Any]:
+def base_config(workdir: str, name: str, app_attest: dict[str, Any] | None, ca: TestCA | None,
+                limits_set: dict[str, Any] | None = None) -> dict[str, Any]:
+    """SQLite in the temp dir, every rate limit off (but `limits_set`), forward auth for POST /api/edit, `app-attest`."""
     limits: dict[str, Any] = {key: {"limit": 0} for key in ("register-device", "refresh", "sign-in", "register-user",
                                                             "guest", "app-attest", "app-attest-challenge")}
+    limits.update(limits_set or {})
     limits["guest-per-network"] = 0
     limits["trusted-proxies"] = ["127.0.0.1"]
     config: dict[str, Any] = {
@@ -594,8 +624,8 @@ def base_config(workdir: str, name: str, app_attest: dict[str, Any] | None, ca: 
 
 
 def with_server(binary: str, workdir: str, name: str, app_attest: dict[str, Any] | None, ca: TestCA | None,
-                body: Callable[[Server], None]) -> None:
-    server = Server(binary, workdir, name, base_config(workdir, name, app_attest, ca))
+                body: Callable[[Server], None], limits: dict[str, Any] | None = None) -> None:
+    server = Server(binary, workdir, name, base_config(workdir, name, app_attest, ca, limits))
     started = False
     try:
         server.start()
@@ -664,7 +694,11 @@ def guests_part(server: Server, ca: TestCA) -> None:
     issued("an assertion (counter 1, empty body, a fresh challenge)", assert_guest(server, device, 1), attested=True)
     issued("an assertion over a JSON body (counter 2)", assert_guest(server, device, 2, body=b"{}"), attested=True)
     device.counter = 2
-    refused("an assertion with a stale counter (2 again)", assert_guest(server, device, 2), 401, "invalid_assertion")
+    stale = server.challenge()
+    refused("an assertion with a stale counter (2 again)", assert_guest(server, device, 2, challenge=stale), 401,
+            "invalid_assertion")
+    refused("... its challenge is spent by that refusal (counter 3 with it)", assert_guest(server, device, 3, challenge=stale),
+            400, "invalid_challenge")
     refused("an assertion with a lower counter (1)", assert_guest(server, device, 1), 401, "invalid_assertion")
     other = Device()
     refused("an assertion signed by another key (counter 100)",
@@ -798,6 +832,10 @@ def guests_part(server: Server, ca: TestCA) -> None:
     status, pair, _ = server.register_device(plain.id)
     require("register-device without app_attest under guests -> 201", status == 201, f"{status} {error_code(pair)}")
     check("... its token has no att", "att" not in claims_of(pair["access_token"]))
+    status, _, headers = server.call("GET", "/api/v1/authorize", bearer=pair["access_token"],
+                                     headers={"X-Original-Method": "POST", "X-Original-URI": "/api/edit"})
+    check("... forward auth answers its token without X-Latchkey-Attested",
+          status == 200 and "x-latchkey-attested" not in headers, f"{status} {headers.get('x-latchkey-attested')}")
     status, me, _ = server.call("GET", "/api/v1/users/me", bearer=pair["access_token"])
     devices = me.get("devices") if isinstance(me, dict) else None
     check("... users/me lists its device attested: false",
@@ -1053,7 +1091,13 @@ def report_part(server: Server, ca: TestCA) -> None:
     refused("... and the attested device's next guest request needs an assertion", server.guest(device.id), 401,
             "invalid_assertion")
     issued("... which it sends", assert_guest(server, device, 1), attested=True)
-    issued("an unattested fresh UUID gets a guest token", server.guest(Device().id), attested=False)
+    plain = Device()
+    result = server.guest(plain.id)
+    issued("an unattested fresh UUID gets a guest token", result, attested=False)
+    if result[0] == 201:
+        edits = [server.edit(result[1]["access_token"], plain.id)[0] for _ in range(2)]
+        check("... metered at app-attest.unattested-guest-limit (2 edits pass)", edits == [200, 200], str(edits))
+        refused("... its third edit", server.edit(result[1]["access_token"], plain.id), 429, "rate_limited")
 
 
 def required_part(server: Server, ca: TestCA) -> None:
@@ -1101,6 +1145,35 @@ def off_part(server: Server, ca: TestCA) -> None:
     issued("register-device ignores app_attest", server.register_device(Device().id, body["app_attest"]), attested=False)
 
 
+def limits_part(server: Server, ca: TestCA) -> None:
+    print("limits: limits.app-attest 2 (per key ID and per client IP), limits.app-attest-challenge 3 (per client IP)")
+    counter = iter(range(1, 250))
+
+    def fresh_ip() -> str:
+        return f"198.51.100.{next(counter)}"
+
+    def attempt(device: Device, ip: str, **parts: Any) -> tuple[int, Any, dict[str, str]]:
+        text = server.challenge(fresh_ip())
+        return server.guest(device.id, {"app_attest": evidence(server, ca, device, challenge=text, **parts)},
+                            headers={"X-Forwarded-For": ip})
+
+    key = Device()
+    first = [attempt(key, "203.0.113.1", counter=1)[0], attempt(key, "203.0.113.1", counter=1)[0]]
+    check("two failing attempts with one key ID from one IP -> 400, 400", first == [400, 400], str(first))
+    refused("a third with that key ID from another IP (per key ID)", attempt(key, "203.0.113.2"), 429, "rate_limited")
+    refused("a third from that IP with another key ID (per client IP)", attempt(Device(), "203.0.113.1"), 429,
+            "rate_limited")
+    issued("another key ID from another IP is not limited (never global)", attempt(Device(), "203.0.113.3"), attested=True)
+    ip = "192.0.2.7"
+    answers = [server.call("POST", "/api/v1/app-attest/challenge", headers={"X-Forwarded-For": ip})[0] for _ in range(3)]
+    check("three challenges from one IP -> 200", answers == [200] * 3, str(answers))
+    result = server.call("POST", "/api/v1/app-attest/challenge", headers={"X-Forwarded-For": ip})
+    refused("a fourth challenge from that IP", result, 429, "rate_limited")
+    check("... with Retry-After", result[2].get("retry-after", "").isdigit(), str(result[2].get("retry-after")))
+    status = server.call("POST", "/api/v1/app-attest/challenge", headers={"X-Forwarded-For": "192.0.2.8"})[0]
+    check("a challenge from another IP -> 200", status == 200, str(status))
+
+
 def startup_part(binary: str, workdir: str) -> None:
     print("startup: a policy other than off with no app IDs")
     config = base_config(workdir, "startup", {"policy": "guests"}, None)
@@ -1122,7 +1195,7 @@ def startup_part(binary: str, workdir: str) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     parser.add_argument("--latchkey", required=True, help="the latchkey executable")
-    parser.add_argument("--parts", default="objects,guests,metered,report,required,development,off,startup")
+    parser.add_argument("--parts", default="objects,guests,metered,report,required,development,off,limits,startup")
     args = parser.parse_args()
     parts = set(args.parts.split(","))
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -1148,15 +1221,17 @@ def main() -> int:
                                                            "allow-debug-tokens": True}, ca, guests)
         runs: list[tuple[str, dict[str, Any], Callable[[Server, TestCA], None]]] = [
             ("metered", {"policy": "guests", "app-ids": app_ids, "unattested-guest-limit": 1}, metered_part),
-            ("report", {"policy": "report", "app-ids": app_ids}, report_part),
+            ("report", {"policy": "report", "app-ids": app_ids, "unattested-guest-limit": 2}, report_part),
             ("required", {"policy": "required", "app-ids": app_ids}, required_part),
             ("development", {"policy": "guests", "app-ids": app_ids, "environment": "development"}, development_part),
             ("off", {"policy": "off"}, off_part),
+            ("limits", {"policy": "guests", "app-ids": app_ids}, limits_part),
         ]
+        limits = {"limits": {"app-attest": {"limit": 2, "window": 3600}, "app-attest-challenge": {"limit": 3, "window": 300}}}
         for name, settings, body in runs:
             if name in parts:
                 with_server(args.latchkey, workdir, name, settings, None if name == "off" else ca,
-                            lambda server, body=body: body(server, ca))
+                            lambda server, body=body: body(server, ca), limits.get(name))
         if "startup" in parts:
             startup_part(args.latchkey, workdir)
     except CheckFailed as failure:
