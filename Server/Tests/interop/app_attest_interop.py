@@ -27,7 +27,7 @@ run's root PEM, every rate limit off, forward auth with the rule "POST /api/edit
                invalid_assertion): missing, a stale or lower counter, another key, another app ID, another body or path, the
                nonce signed as a prehashed digest, two racing with one counter (one wins); flags 0x00 and bytes after the
                37-byte header accepted; register-device with and without attestation (`users/me` devices[].attested, `att`
-               kept by refresh); a fuzzed table of malformed attestation objects and assertions (truncations, bit flips,
+               kept by refresh, `latchkey devices show --json`); a fuzzed table of malformed attestation objects and assertions (truncations, bit flips,
                wrong types, huge values; seeded RNG), each a 4xx with the error envelope, never a 5xx, nothing stored;
                debug tokens minted with `latchkey app-attest debug-token create|list|revoke` (audited, never logged).
   metered      policy `guests` with `app-attest.unattested-guest-limit` 1, debug tokens not allowed: an unattested device
@@ -35,7 +35,8 @@ run's root PEM, every rate limit off, forward auth with the rule "POST /api/edit
   report       policy `report` with `unattested-guest-limit` 2: a failing attestation is downgraded (a token without
                `att`, the device stays unattested), a good one is recorded; unattested devices metered at 2.
   required     policy `required`: register-device without attestation 403 attestation_required, with it 201 and `att`.
-  development  `app-attest.environment` development: the `appattestdevelop` AAGUID accepted, the production one refused.
+  development  `app-attest.environment` development, `app-attest.roots` naming a PEM file: the `appattestdevelop`
+               AAGUID accepted, the production one refused.
   off          policy off and no app IDs: the challenge route 404, `app_attest` ignored (a guest token without `att`).
   limits       `limits.app-attest` 2 and `limits.app-attest-challenge` 3, client IPs from X-Forwarded-For (127.0.0.1 is
                a trusted proxy): attempts limited per key ID and per client IP (429 rate_limited), never globally.
@@ -496,6 +497,7 @@ class Server:
             json.dump(config, f)
         self.process: subprocess.Popen | None = None
         self.five_hundreds: list[str] = []
+        self.messages: list[str] = []  # every error message answered
         Server.PROCESSES.append(self)
 
     @staticmethod
@@ -550,6 +552,8 @@ class Server:
         result = call(method, self.base + path, **kwargs)
         if result[0] >= 500:
             self.five_hundreds.append(f"{method} {path} {result[0]}")
+        if result[0] >= 400 and envelope(result[1]):
+            self.messages.append(result[1]["error"]["message"])
         return result
 
     # The API as an app uses it.
@@ -609,7 +613,7 @@ def not_stored(server: Server, device: Device, what: str) -> None:
 
 
 def base_config(workdir: str, name: str, app_attest: dict[str, Any] | None, ca: TestCA | None,
-                limits_set: dict[str, Any] | None = None) -> dict[str, Any]:
+                limits_set: dict[str, Any] | None = None, root_as_file: bool = False) -> dict[str, Any]:
     """SQLite in the temp dir, every rate limit off (but `limits_set`), forward auth for POST /api/edit, `app-attest`."""
     limits: dict[str, Any] = {key: {"limit": 0} for key in ("register-device", "refresh", "sign-in", "register-user",
                                                             "guest", "app-attest", "app-attest-challenge")}
@@ -624,14 +628,19 @@ def base_config(workdir: str, name: str, app_attest: dict[str, Any] | None, ca: 
     }
     if app_attest is not None:
         config["app-attest"] = dict(app_attest)
-        if ca is not None:
+        if ca is not None and root_as_file:  # an entry not starting with -----BEGIN is a file's path
+            path = os.path.join(workdir, f"{name}.root.pem")
+            with open(path, "w") as f:
+                f.write(ca.root_pem)
+            config["app-attest"]["roots"] = [path]
+        elif ca is not None:
             config["app-attest"]["roots"] = [ca.root_pem]
     return config
 
 
 def with_server(binary: str, workdir: str, name: str, app_attest: dict[str, Any] | None, ca: TestCA | None,
                 body: Callable[[Server], None], limits: dict[str, Any] | None = None) -> None:
-    server = Server(binary, workdir, name, base_config(workdir, name, app_attest, ca, limits))
+    server = Server(binary, workdir, name, base_config(workdir, name, app_attest, ca, limits, root_as_file=name == "development"))
     started = False
     try:
         server.start()
@@ -649,6 +658,8 @@ def with_server(binary: str, workdir: str, name: str, app_attest: dict[str, Any]
         log = server.log()
         leaked = [s for s in SEEN_SECRETS if s in log]
         check(f"{name}: no token or debug token of the run in the server's log ({len(SEEN_SECRETS)} known)", not leaked)
+        told = [m for m in server.messages if any(s in m for s in SEEN_SECRETS)]
+        check(f"{name}: no token or debug token in any of the {len(server.messages)} error messages", not told)
 
 
 def call_ok(server: Server) -> bool:
@@ -754,7 +765,12 @@ def guests_part(server: Server, ca: TestCA) -> None:
           statuses == [201, 401] and codes == ["invalid_assertion"], f"{statuses} {codes}")
     device.counter = 7
     issued("the next counter (8) still works", assert_guest(server, device, 8), attested=True)
-    device.counter = 8
+    text = server.challenge()
+    made = assertion(device, assertion_client_data_hash(b"", base64.b64decode(text)), 9)
+    issued("an assertion header in base64url without padding (counter 9)",
+           server.guest(device.id, raw=b"", headers={"X-App-Attest-Assertion": b64url(made), "X-App-Attest-Challenge": text}),
+           attested=True)
+    device.counter = 9
 
     print("guests: attestations that pass")
     second = Device()
@@ -834,6 +850,7 @@ def guests_part(server: Server, ca: TestCA) -> None:
     not_stored(server, victim, "refused challenges")
 
     print("guests: register-device")
+    device_of_guest = device.id
     plain = Device()
     status, pair, _ = server.register_device(plain.id)
     require("register-device without app_attest under guests -> 201", status == 201, f"{status} {error_code(pair)}")
@@ -864,6 +881,16 @@ def guests_part(server: Server, ca: TestCA) -> None:
         check("... users/me shows the device attested: true",
               status == 200 and (mine[0].get("attested") is True if mine else any(d.get("attested") is True for d in devices or [])),
               str(devices)[:200])
+        for label, who, attested in (("the device attested at register-device", good.id, True),
+                                     ("the device registered without app_attest", plain.id, False),
+                                     ("a guest-attested device ID (no device row)", device_of_guest, True)):
+            shown = server.cli("devices", "show", who, "--json")
+            try:
+                value = json.loads(shown.stdout).get("attested")
+            except (ValueError, AttributeError):
+                value = None
+            check(f"`latchkey devices show --json`: {label} attested: {str(attested).lower()}",
+                  shown.returncode == 0 and value is attested, f"exit {shown.returncode}: {shown.stdout.strip()[:160]}")
         result = server.call("POST", "/api/v1/auth/refresh", body={"refresh_token": pair["refresh_token"]})
         issued("... a refresh needs no attestation and keeps att: true", result, attested=True, status=200)
         if result[0] == 200:
@@ -1128,7 +1155,7 @@ def required_part(server: Server, ca: TestCA) -> None:
 
 
 def development_part(server: Server, ca: TestCA) -> None:
-    print("development: app-attest.environment development")
+    print("development: app-attest.environment development (app-attest.roots naming a PEM file)")
     device = Device()
     attest_as_guest(server, ca, device, "the appattestdevelop AAGUID", aaguid=DEVELOPMENT_AAGUID)
     victim = Device()
