@@ -27,9 +27,10 @@ run's root PEM, every rate limit off, forward auth with the rule "POST /api/edit
                invalid_assertion): missing, a stale or lower counter, another key, another app ID, another body or path, the
                nonce signed as a prehashed digest, two racing with one counter (one wins); flags 0x00 and bytes after the
                37-byte header accepted; register-device with and without attestation (`users/me` devices[].attested, `att`
-               kept by refresh, `latchkey devices show --json`); a fuzzed table of malformed attestation objects and assertions (truncations, bit flips,
-               wrong types, huge values; seeded RNG), each a 4xx with the error envelope, never a 5xx, nothing stored;
-               debug tokens minted with `latchkey app-attest debug-token create|list|revoke` (audited, never logged).
+               kept by refresh, `latchkey devices show --json`); a fuzzed table of malformed attestation objects and
+               assertions (truncations, bit flips, wrong types, huge values; seeded RNG), each a 4xx with the error
+               envelope, never a 5xx, nothing stored; debug tokens minted with `latchkey app-attest debug-token
+               create|list|revoke` (audited, never logged); no token or debug token in a log line or an error message.
   metered      policy `guests` with `app-attest.unattested-guest-limit` 1, debug tokens not allowed: an unattested device
                gets a guest token metered at 1, an attested one at 5; a debug token is refused.
   report       policy `report` with `unattested-guest-limit` 2: a failing attestation is downgraded (a token without
