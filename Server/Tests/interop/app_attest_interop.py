@@ -23,7 +23,7 @@ run's root PEM, every rate limit off, forward auth with the rule "POST /api/edit
                ID, wrong nonce (also the challenge's text hashed instead of its bytes), key ID mismatch, credential ID
                mismatch, counter 1, the development AAGUID in production, an expired and a not-yet-valid leaf, a chain to
                another root (same names, other keys), no intermediate, another format, a key ID already attested; challenges
-               (400 invalid_challenge): reused, spent by a failed attempt, unknown; assertions for later guest tokens (401
+               (400 invalid_challenge): reused, spent by a failed attempt, unknown, two devices racing with one; assertions for later guest tokens (401
                invalid_assertion): missing, a stale or lower counter, another key, another app ID, another body or path, the
                nonce signed as a prehashed digest, two racing with one counter (one wins); flags 0x00 and bytes after the
                37-byte header accepted; register-device with and without attestation (`users/me` devices[].attested, `att`
@@ -843,6 +843,26 @@ def guests_part(server: Server, ca: TestCA) -> None:
     refused("a challenge the server never issued",
             server.guest(victim.id, {"app_attest": evidence(server, ca, victim, challenge=b64(secrets.token_bytes(32)))}),
             400, "invalid_challenge")
+    # One challenge, two devices at once: it is single use under concurrency too.
+    text = server.challenge()
+    racers = [Device(), Device()]
+    bodies = [{"app_attest": evidence(server, ca, racer, challenge=text)} for racer in racers]
+    barrier = threading.Barrier(2)
+    answers: list[tuple[int, Any, dict[str, str]] | None] = [None, None]
+
+    def race(i: int) -> None:
+        barrier.wait()
+        answers[i] = server.guest(racers[i].id, bodies[i])
+
+    threads = [threading.Thread(target=race, args=(i,)) for i in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(TIMEOUT + 5)
+    statuses = sorted(a[0] if a else 0 for a in answers)
+    codes = [error_code(a[1]) for a in answers if a and a[0] != 201]
+    check("two devices racing with one challenge: one 201, the other 400 invalid_challenge",
+          statuses == [201, 400] and codes == ["invalid_challenge"], f"{statuses} {codes}")
     bad = evidence(server, ca, victim)
     bad["key_id"] = "not base64!"
     result = server.guest(victim.id, {"app_attest": bad})
