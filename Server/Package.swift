@@ -139,6 +139,8 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "ExtrasBase64", package: "swift-extras-base64"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "SQLKit", package: "sql-kit"),
                 .product(name: "SQLiteKit", package: "sqlite-kit"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
@@ -260,8 +262,10 @@ let package = Package(
                 "LatchkeyS3Peer",
                 // A software passkey authenticator for the passkey routes' tests.
                 "LatchkeyPasskeyPeer",
-                // Attestation objects and assertions from a stand-in App Attest CA.
+                // Attestation objects and assertions from a stand-in App Attest CA; the verifier's base64 and hashes; its root as PEM.
                 "LatchkeyAppAttestPeer",
+                "LatchkeyAppAttest",
+                .product(name: "X509", package: "swift-certificates"),
                 // CBOR to take registrations apart and make the malformed ones the passkey suites send.
                 "LatchkeyCBOR",
                 "LatchkeyTestSupport",

@@ -12,7 +12,8 @@ struct Latchkey: AsyncParsableCommand {
         discussion: "Exit codes: 0 ok, 1 failed, 2 usage, 3 not found, 78 configuration (each problem on stderr after error:).",
         version: LatchkeyVersion.current,
         subcommands: [
-            Serve.self, ConfigCommand.self, AccessCodeCommand.self, KeysCommand.self, UsersCommand.self, DevicesCommand.self, OutboxCommand.self,
+            Serve.self, ConfigCommand.self, AccessCodeCommand.self, KeysCommand.self, UsersCommand.self, DevicesCommand.self, AppAttestCommand.self,
+            OutboxCommand.self,
             WebhooksCommand.self,
             AuditCommand.self, AdminCommand.self, BackupCommand.self, Migrate.self,
         ])

@@ -355,7 +355,7 @@ package struct AdminRoutes: Sendable {
             "devices": detail.devices.map {
                 [
                     "id": $0.id, "created": Self.format($0.createdAt), "last_seen": $0.lastSeenAt.map(Self.format) ?? "—",
-                    "key": $0.keyThumbprint == nil ? "—" : "bound",
+                    "key": $0.keyThumbprint == nil ? "—" : "bound", "attested": detail.attested.contains($0.id) ? "yes" : "no",
                 ]
             },
             "sessions": detail.sessions.map { row -> [String: Any] in

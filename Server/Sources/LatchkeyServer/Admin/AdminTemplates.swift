@@ -126,9 +126,9 @@ enum AdminTemplates {
         </section>
         <section class="card">
           <h2>Devices</h2>
-          <table id="devices"><thead><tr><th>Device</th><th>Registered</th><th>Last seen</th><th>Key</th></tr></thead><tbody>
-          {{#devices}}<tr><td><code>{{id}}</code></td><td>{{created}}</td><td>{{last_seen}}</td><td>{{key}}</td></tr>{{/devices}}
-          {{^devices}}<tr><td colspan="4" class="muted">No devices.</td></tr>{{/devices}}
+          <table id="devices"><thead><tr><th>Device</th><th>Registered</th><th>Last seen</th><th>Key</th><th>Attested</th></tr></thead><tbody>
+          {{#devices}}<tr><td><code>{{id}}</code></td><td>{{created}}</td><td>{{last_seen}}</td><td>{{key}}</td><td>{{attested}}</td></tr>{{/devices}}
+          {{^devices}}<tr><td colspan="5" class="muted">No devices.</td></tr>{{/devices}}
           </tbody></table>
         </section>
         <section class="card">

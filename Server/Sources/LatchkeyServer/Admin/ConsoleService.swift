@@ -31,6 +31,8 @@ package struct ConsoleService: Sendable {
         let account: EmailAccountRecord?
         let factors: [MFAFactorsResponse.Factor]
         let passkeys: [PasskeyRecord]
+        /// Which of the devices are attested with App Attest.
+        let attested: Set<String>
     }
 
     // MARK: Reads
@@ -64,9 +66,12 @@ package struct ConsoleService: Sendable {
         async let factors = self.secondFactors.factors(userID: id)
         // From the store: support sees a user's passkeys even while `passkeys.rp-id` is unset.
         async let passkeys = self.store.passkeys(ofUser: id)
+        let deviceRecords = try await devices
+        let attested = try await self.store.attestedDevices(among: deviceRecords.map(\.id))
         return UserDetail(
-            user: user, devices: try await devices, sessions: try await sessions, identities: try await identities, budget: try await budget,
-            codes: try await codes, account: try await account, factors: try await factors.factors, passkeys: try await passkeys)
+            user: user, devices: deviceRecords, sessions: try await sessions, identities: try await identities, budget: try await budget,
+            codes: try await codes, account: try await account, factors: try await factors.factors, passkeys: try await passkeys,
+            attested: attested)
     }
 
     /// What deleting the user `id` ends: its devices, live sessions, identities and access codes.

@@ -52,6 +52,7 @@ package func buildAPI(services: LatchkeyServices) -> (router: Router<LatchkeyReq
     PasskeyRoutes(
         passkeys: services.passkeys, verifier: verifier, dpop: dpop, limiter: limiter, trustedProxies: limits.trustedProxies
     ).add(to: api)
+    AppAttestRoutes(appAttest: services.appAttest, limiter: limiter, trustedProxies: limits.trustedProxies).add(to: api)
     UsageRoutes(budgets: services.budgets).add(to: api)
     BackendRoutes(
         backend: services.backend,
@@ -62,7 +63,7 @@ package func buildAPI(services: LatchkeyServices) -> (router: Router<LatchkeyReq
     AuthorizeRoutes(
         rules: configuration.authorizationRules, meters: configuration.meters, verifier: verifier, limiter: limiter,
         trustedProxies: limits.trustedProxies, proxy: configuration.authorizeProxy, caseSensitive: configuration.authorizeCaseSensitive,
-        guestPerNetwork: limits.guestPerNetwork
+        guestPerNetwork: limits.guestPerNetwork, unattestedGuestLimit: configuration.appAttest.unattestedGuestMeterLimit
     ).add(to: api)
     if configuration.admin.enabled && configuration.admin.port == nil { AdminRoutes(services: services).add(to: router) }
     let operations = OperationsRoutes(metrics: services.metrics, token: configuration.metricsToken)

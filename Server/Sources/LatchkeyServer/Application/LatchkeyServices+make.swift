@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import LatchkeyAppAttest
 import LatchkeyPasswords
 import LatchkeySMTP
 import Logging
@@ -37,7 +38,15 @@ extension LatchkeyServices {
         let sessions = SessionService(
             store: store, tokens: tokens, policy: configuration.tokens, secondFactors: configuration.mfa, refreshLimit: configuration.limits.refresh,
             successorKey: masterKey.derivedKey(purpose: "refresh-token successor"), clock: clock, metrics: metrics, logger: logger,
-            claimsHook: ClaimsHook(configuration.claims, http: http, clock: clock, metrics: metrics, logger: logger), claimsStore: store)
+            claimsHook: ClaimsHook(configuration.claims, http: http, clock: clock, metrics: metrics, logger: logger), claimsStore: store,
+            attestations: configuration.appAttest.isEnabled ? store : nil)
+        let appAttest = AppAttestService(
+            configuration: configuration.appAttest,
+            verifier: AppAttestVerifier(
+                appIDs: configuration.appAttest.appIDs, environment: configuration.appAttest.environment,
+                extraRoots: try configuration.appAttest.extraRoots()),
+            store: store, limiter: RateLimiter(store: store, clock: clock), audit: AuditLog(store: store, clock: clock, logger: logger), clock: clock,
+            metrics: metrics, logger: logger)
         let federation = FederationService(
             apple: configuration.apple,
             appleVerifier: configuration.apple.isEnabled
@@ -73,12 +82,14 @@ extension LatchkeyServices {
             linkBase: email.linkBaseURL ?? issuer, clock: clock, logger: logger, sender: sender)
         return LatchkeyServices(
             configuration: configuration, database: database, clock: clock, store: store, keyRing: keyRing, verifier: verifier,
-            sessions: sessions, devices: DeviceService(store: store, sessions: sessions, clock: clock),
-            users: UserService(store: store, budgets: budgets, grants: federation, clock: clock),
+            sessions: sessions, devices: DeviceService(store: store, sessions: sessions, clock: clock, appAttest: appAttest),
+            users: UserService(
+                store: store, budgets: budgets, grants: federation, clock: clock, attestations: configuration.appAttest.isEnabled ? store : nil),
             accessCodes: AccessCodeService(
                 store: store, users: store, tokens: tokens, verifier: verifier, sessions: sessions,
                 defaultLifetime: configuration.tokens.accessCodeLifetime, audit: AuditLog(store: store, clock: clock, logger: logger), clock: clock),
-            guests: GuestService(tokens: tokens, lifetime: configuration.tokens.guestLifetime, limitations: configuration.guestLimitations),
+            guests: GuestService(
+                tokens: tokens, lifetime: configuration.tokens.guestLifetime, limitations: configuration.guestLimitations, appAttest: appAttest),
             rateLimiter: RateLimiter(store: store, clock: clock), budgets: budgets, federation: federation, storage: storage, metrics: metrics,
             revocations: RevocationFeed(
                 store: store, changes: store.changes, keyRing: keyRing, interval: configuration.revocationPollInterval, clock: clock, logger: logger),
@@ -102,6 +113,6 @@ extension LatchkeyServices {
             passkeys: PasskeyService(
                 configuration: configuration.passkeys, rpName: configuration.passkeys.rpName ?? email.appName, store: store, sessions: sessions,
                 accounts: accounts, audit: audit, clock: clock, logger: logger),
-            logger: logger)
+            appAttest: appAttest, logger: logger)
     }
 }

@@ -48,7 +48,8 @@ extension LatchkeyServices {
             throw ConfigurationError(description: problem)
         }
         if let problem = configuration.storage.problems.first ?? configuration.events.problems.first ?? configuration.email.problems.first
-            ?? configuration.admin.problems.first ?? configuration.passkeys.problems.first ?? configuration.claims.problems.first
+            ?? configuration.admin.problems.first ?? configuration.passkeys.problems.first ?? configuration.appAttest.problems.first
+            ?? configuration.claims.problems.first
             ?? configuration.backend.problems.first ?? configuration.webhooks.problems.first ?? configuration.backendServiceKeyProblems.first
         {
             throw ConfigurationError(description: problem)

@@ -55,6 +55,8 @@ public struct LatchkeyServices: Sendable {
     package let secondFactors: SecondFactorService
     /// Passkeys: adding them, signing in with them, the user's list.
     package let passkeys: PasskeyService
+    /// App Attest: challenges, attestations, assertions, debug tokens.
+    package let appAttest: AppAttestService
     /// The audit log of support actions (it keeps no state of its own).
     public var audit: AuditLog { AuditLog(store: self.store, clock: self.clock, logger: self.logger) }
     let logger: Logger

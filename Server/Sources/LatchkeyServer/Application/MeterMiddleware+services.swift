@@ -3,6 +3,8 @@ extension MeterMiddleware {
     public init(meter name: String, services: LatchkeyServices) {
         guard let meter = services.configuration.meters[name] else { preconditionFailure("no meter named \(name) is configured") }
         let limits = services.configuration.limits
-        self.init(meter: meter, limiter: services.rateLimiter, trustedProxies: limits.trustedProxies, guestPerNetwork: limits.guestPerNetwork)
+        self.init(
+            meter: meter, limiter: services.rateLimiter, trustedProxies: limits.trustedProxies, guestPerNetwork: limits.guestPerNetwork,
+            unattestedGuestLimit: services.configuration.appAttest.unattestedGuestMeterLimit)
     }
 }

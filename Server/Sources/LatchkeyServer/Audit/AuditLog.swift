@@ -59,6 +59,12 @@ public enum AuditAction {
     public static let accessCodeIssue = "access_code.issue"
     public static let accessCodeRevoke = "access_code.revoke"
     public static let deviceReset = "device.reset"
+    /// `latchkey app-attest debug-token create`: a debug token minted (its ID and name, never the token).
+    public static let appAttestDebugTokenCreate = "app_attest.debug_token_created"
+    /// `latchkey app-attest debug-token revoke <id>`.
+    public static let appAttestDebugTokenRevoke = "app_attest.debug_token_revoked"
+    /// A debug token stood in for an attestation (register-device or guest); target: the device.
+    public static let appAttestDebugTokenUse = "app_attest.debug_token_used"
     public static let keyRotate = "key.rotate"
     public static let masterKeyRotate = "master_key.rotate"
     public static let keyRevoke = "key.revoke"

@@ -26,10 +26,13 @@ struct AuthorizeRoutes {
     let caseSensitive: Bool
     /// `limits.guest-per-network`: a guest's admitted actions on metered rules per client network, across device IDs.
     let guestPerNetwork: RateLimitPolicy
+    /// `app-attest.unattested-guest-limit` where the policy applies it: metered guests without `att` are held to it.
+    var unattestedGuestLimit: Int? = nil
 
     static let userIDHeader = HTTPField.Name("X-Latchkey-User-Id")!
     static let deviceIDHeader = HTTPField.Name("X-Latchkey-Device-Id")!
     static let kindHeader = HTTPField.Name("X-Latchkey-Kind")!
+    static let attestedHeader = HTTPField.Name(LatchkeyHeader.attested)!
 
     func add(to api: APIRoutes<LatchkeyRequestContext>) {
         // Every method, for proxies that forward the original one (Envoy's ext_authz does).
@@ -56,7 +59,7 @@ struct AuthorizeRoutes {
                 from the original URI's `token` query parameter, percent-decoded, when there is no `Authorization` (400 when \
                 it is repeated or the query is unreadable); other rules never read the query. 200 carries \
                 `X-Latchkey-Kind` and `X-Latchkey-User-Id` (a signed-in user) or `X-Latchkey-Device-Id` (a device rule or a \
-                guest: never presented as a user); 429 when the rule's meter is used up (it counts every admitted request).
+                guest: never presented as a user), and `X-Latchkey-Attested: true` for the token of a device attested with                 App Attest (claim `att`); 429 when the rule's meter is used up (it counts every admitted request; a guest                 without `att` is held to `app-attest.unattested-guest-limit` where the policy sets one).
                 """,
             parameters: [
                 .init("X-Original-Method", in: .header, required: false, "The original request's method (nginx)."),
@@ -100,6 +103,7 @@ struct AuthorizeRoutes {
         var answer = Response(status: .ok)
         let key: String
         let guest: Bool
+        var attested = false
         switch rule.auth {
         case .public:
             return answer
@@ -117,10 +121,12 @@ struct AuthorizeRoutes {
             if !guest { answer.headers[Self.userIDHeader] = token.userID }
             if let deviceID = token.deviceID { answer.headers[Self.deviceIDHeader] = deviceID }
             answer.headers[Self.kindHeader] = token.kind.rawValue
+            if token.claims.attested == true { answer.headers[Self.attestedHeader] = "true" }
+            attested = token.claims.attested == true
             key = guest ? try meterKey(guest: token, request: request, context: context, trustedProxies: self.trustedProxies) : token.userID
         }
         guard let name = rule.meter, let meter = self.meters[name] else { return answer }
-        var policy = meter.policy(guest: guest)
+        var policy = meter.policy(guest: guest, attested: attested, unattestedGuestLimit: self.unattestedGuestLimit)
         policy.countsOnlySuccesses = false
         let network = guest ? (self.guestPerNetwork, context.limitKey(of: request, trustedProxies: self.trustedProxies)) : nil
         return try await self.limiter.metering(policy, key: key, guestNetwork: network) { answer }

@@ -54,6 +54,7 @@ import Logging
 /// - `apple.*`: Sign in with Apple; see ``AppleConfiguration``
 /// - `providers.*`: third-party identity providers (Clerk, any OIDC issuer); see ``IdentityProviderConfiguration``
 /// - `passkeys.*` and `limits.passkeys`: passkeys (WebAuthn), off until `passkeys.rp-id` is set; see ``PasskeyConfiguration``
+/// - `app-attest.*`, `limits.app-attest` and `limits.app-attest-challenge`: App Attest, off by default; see ``AppAttestConfiguration``
 /// - `backend.*`: the backend API's service keys; see ``BackendConfiguration``
 /// - `claims.max-bytes`, `hooks.claims.*`: `app_metadata` and the claims hook; see ``ClaimsConfiguration``
 /// - `webhooks.*`: signed webhooks to the app's backend; see ``WebhooksConfiguration``
@@ -144,6 +145,8 @@ public struct LatchkeyConfiguration: Sendable {
     public var mfa = SecondFactorPolicy()
     /// Passkeys: `passkeys.*`, `limits.passkeys`.
     public var passkeys = PasskeyConfiguration()
+    /// App Attest: `app-attest.*`, `limits.app-attest`, `limits.app-attest-challenge`.
+    public var appAttest = AppAttestConfiguration()
     /// The admin console (`admin.*`).
     public var admin = AdminConfiguration()
     /// The backend API (`backend.*`): the keys app backends present.
@@ -221,6 +224,7 @@ public struct LatchkeyConfiguration: Sendable {
         self.accountLimits = AccountLimits(reader: reader.scoped(to: "limits"))
         self.mfa = SecondFactorPolicy(reader: reader.scoped(to: "mfa"), limits: reader.scoped(to: "limits"))
         self.passkeys = PasskeyConfiguration(reader: reader.scoped(to: "passkeys"), limits: reader.scoped(to: "limits"))
+        self.appAttest = AppAttestConfiguration(reader: reader.scoped(to: "app-attest"), limits: reader.scoped(to: "limits"))
         self.admin = AdminConfiguration(reader: reader.scoped(to: "admin"))
         self.backend = BackendConfiguration(reader: reader.scoped(to: "backend"))
         self.claims = ClaimsConfiguration(reader: reader)
@@ -240,7 +244,7 @@ public struct LatchkeyConfiguration: Sendable {
                 limits.registerDevice, limits.registerUser, limits.guest, limits.accessCodeExchange, limits.refresh, limits.refreshFailures,
                 limits.signIn, limits.assets, limits.events, limits.guestPerNetwork,
             ] + self.meters.values.flatMap { [$0.policy(guest: true), $0.policy(guest: false)] } + self.accountLimits.all
-            + [self.mfa.failures, self.mfa.verify, self.passkeys.limit]
+            + [self.mfa.failures, self.mfa.verify, self.passkeys.limit, self.appAttest.limit, self.appAttest.challengeLimit]
         return Dictionary(policies.map { ($0.name, $0.window) }, uniquingKeysWith: max)
     }
 

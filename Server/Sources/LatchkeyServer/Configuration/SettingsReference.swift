@@ -13,6 +13,17 @@ public enum SettingsReference {
             + "enrol right after the password and can do nothing else until done; false: such an admin may enrol from the account page.",
         "admin.secure-cookies": "Whether the console's session cookie is `Secure`; unset: `Secure` when the console's URL is https.",
         "admin.session-lifetime": "Seconds a console session lasts after sign-in, however it is used (300 to 604800).",
+        "app-attest.allow-debug-tokens": "Whether debug tokens (`latchkey app-attest debug-token create`) stand in for an attestation, for "
+            + "simulators and CI; every use is audited (`app_attest.debug_token_used`).",
+        "app-attest.app-ids": "The apps (`TEAMID.bundle.id`, a JSON array or comma-separated) whose App Attest attestations are accepted; "
+            + "required unless `app-attest.policy` is `off`.",
+        "app-attest.environment": "`production`, or `development` for builds signed for development (the AAGUID `appattestdevelop`).",
+        "app-attest.policy": "`off`: `app_attest` is ignored; `report`: verified and recorded, never refused; `guests`: guest tokens only for "
+            + "attested devices; `required`: registering a device and guest tokens need attestation.",
+        "app-attest.roots": "For tests only (the start logs a warning): extra root certificates beside Apple's pinned App Attestation Root "
+            + "CA, each PEM text or a file path.",
+        "app-attest.unattested-guest-limit": "Under `report` and `guests`: the guest meters' limit for devices that are not attested (1 or "
+            + "more); under `guests`, setting it lets them have guest tokens at all. Unset: the meters' own limit (`report`) or refused (`guests`).",
         "apple.client-ids": "Sign in with Apple's accepted `aud` values, comma-separated: the app's bundle ID and its Services ID; empty turns Sign "
             + "in with Apple off.",
         "apple.jwks-url": "Where Apple's public keys for identity tokens are fetched (https; http only for a loopback address); change it only to "
@@ -133,6 +144,12 @@ public enum SettingsReference {
         "limits.password-login.limit": "Password sign-in attempts (`POST /api/v1/auth/login`, the console's sign-in) per client IP (IPv6 per /64) "
             + "in the window; 0 turns the limit off.",
         "limits.password-login.window": "Seconds of the rolling window of `limits.password-login`: a hit stops counting this long after it was made.",
+        "limits.app-attest-challenge.limit": "App Attest challenges (`POST /api/v1/app-attest/challenge`) per client IP (IPv6 per /64) in "
+            + "the window; 0 turns the limit off.",
+        "limits.app-attest-challenge.window": "Seconds of the rolling window of `limits.app-attest-challenge`.",
+        "limits.app-attest.limit": "App Attest attestations and assertions per key ID and, apart, per client IP (IPv6 per /64) in the window, "
+            + "never globally; 0 turns the limit off.",
+        "limits.app-attest.window": "Seconds of the rolling window of `limits.app-attest`.",
         "limits.passkeys.limit": "Passkey options (`POST /api/v1/passkeys/register/options`, `POST /api/v1/passkeys/authenticate/options`) and "
             + "sign-ins (`POST /api/v1/passkeys/authenticate`) together per client IP (IPv6 per /64) in the window; 0 turns the limit off.",
         "limits.passkeys.window": "Seconds of the rolling window of `limits.passkeys`: a hit stops counting this long after it was made.",

@@ -19,6 +19,17 @@ extension LatchkeyConfiguration {
     /// Warnings for the start: the public URL is a loopback address while something that puts it in front of people or
     /// other servers is on (mailed links, console links, the `iss` Apple and backends see).
     public var startupWarnings: [String] {
+        // Extra roots let any key signed by them pass as attested: for tests only.
+        let roots =
+            self.appAttest.roots.isEmpty
+            ? []
+            : [
+                "app-attest.roots is set: attestations chained to its \(self.appAttest.roots.count) extra root(s) are accepted beside Apple's; for tests only"
+            ]
+        return roots + self.loopbackWarnings
+    }
+
+    private var loopbackWarnings: [String] {
         guard Self.isLoopback(self.issuer) else { return [] }
         let users = [
             self.email.isEnabled ? "email (its links)" : nil, self.admin.enabled ? "the console (its links)" : nil,

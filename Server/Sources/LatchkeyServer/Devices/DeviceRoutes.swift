@@ -20,7 +20,9 @@ struct DeviceRoutes {
         ) { request, context in
             let body = try await request.decode(as: RegisterDeviceRequest.self, context: context)
             let deviceID = try canonicalUUID(body.deviceID, field: "device_id")
-            let (tokens, created) = try await self.devices.register(deviceID: deviceID, deviceSecret: body.deviceSecret, proof: context.proof)
+            let (tokens, created) = try await self.devices.register(
+                deviceID: deviceID, deviceSecret: body.deviceSecret, proof: context.proof, evidence: body.appAttest,
+                client: context.limitKey(of: request, trustedProxies: self.limits.trustedProxies))
             return Answer.tokens(tokens, status: created ? .created : .ok)
         }
     }
@@ -41,13 +43,25 @@ struct DeviceRoutes {
             device's key nor its secret is proven the answer is 401 `invalid_device_secret`; when the UUID belongs to a user created by \
             `users/register` (which signs in with access codes) or to a deleted user, 409 `device_id_claimed` or `user_deleted`: the app \
             should start a new device identity.
+
+            App Attest (`app-attest.policy` other than `off`): `app_attest {key_id, attestation_object, challenge}` (base64; the \
+            challenge from `POST /api/v1/app-attest/challenge` exactly as received, clientDataHash = SHA256 of its 32 bytes) or \
+            `app_attest {debug_token}` attests the device: its key is stored with the session and its tokens (refreshed ones too) \
+            carry `att: true`. A failing one is 400 `invalid_attestation` (`invalid_challenge` for an unknown, used or expired \
+            challenge, `invalid_request` for a value that is not base64) and nothing is stored; under `report` it is downgraded \
+            instead (the device stays unattested). Under `required` a device that is not attested yet needs one (403 \
+            `attestation_required`).
             """,
         requestBody: RegisterDeviceRequest.self, requestExample: #"{"device_id": "0F8FAD5B-D9CB-469F-A165-70867728950E"}"#,
         outcomes: [
             .init(
                 201, "A new device user; `device_secret` once, when it came without a key.", body: TokenPairResponse.self, headers: ["Cache-Control"]),
             .init(200, "A known device proved itself: a new session.", body: TokenPairResponse.self, headers: ["Cache-Control"]),
-            .badRequest(), .init(401, "The device is known and did not prove itself (`invalid_device_secret`).", headers: ["WWW-Authenticate"]),
+            .badRequest(
+                "The request is not valid (`invalid_request`), or its `app_attest` did not verify (`invalid_attestation`) or named an unknown, "
+                    + "used or expired challenge (`invalid_challenge`)."),
+            .init(401, "The device is known and did not prove itself (`invalid_device_secret`).", headers: ["WWW-Authenticate"]),
+            .forbidden("`app-attest.policy` `required`: the device is not attested and sent no `app_attest` (`attestation_required`)."),
             .conflict("The device ID cannot be used (`device_id_claimed`, `user_deleted`): start a new device identity."), .tooLarge, .unavailable,
         ])
 }

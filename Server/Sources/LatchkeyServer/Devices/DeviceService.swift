@@ -10,6 +10,8 @@ package struct DeviceService: Sendable {
     let store: any DeviceStore
     let sessions: SessionService
     let clock: any WallClock
+    /// App Attest: an `app_attest` is verified under `app-attest.policy` and its key stored with the session.
+    var appAttest: AppAttestService? = nil
 
     /// Registers `deviceID` (canonical lowercase UUID) and starts a session for it; returns whether the device was
     /// created by this call.
@@ -18,19 +20,26 @@ package struct DeviceService: Sendable {
     /// device needs a proof with its key or, when it has none, its secret. A UUID claimed through `users/register`
     /// (which signs in with access codes) is 409 `device_id_claimed`, a deleted user's is 409 `user_deleted`: the app
     /// should start a new device identity.
+    ///
+    /// `evidence` (`app_attest`) is verified under `app-attest.policy` before anything is written (`client` names the
+    /// caller for `limits.app-attest`); its key is stored in the session's transaction.
     package func register(
-        deviceID: String, deviceSecret: String?, proof: VerifiedProof?
+        deviceID: String, deviceSecret: String?, proof: VerifiedProof?, evidence: AppAttestEvidence? = nil, client: String = ""
     ) async throws
         -> (tokens: TokenPairResponse, created: Bool)
     {
         try self.sessions.checkProofPolicy(proof)
+        let attestation = try await self.appAttest?.registration(evidence, deviceID: deviceID, client: client)
         // Try to create first: a new device (the common case) then costs one transaction and no lookup.
         let secret = proof == nil ? Secret.generate() : nil
         let now = self.clock.now()
         let device = DeviceRecord(
             id: deviceID, userID: deviceID, secretHash: Secret.hash(secret ?? Secret.generate()), createdAt: now, lastSeenAt: now,
             keyThumbprint: proof?.thumbprint)
-        let (session, refreshToken, _) = self.sessions.makeSession(userID: deviceID, deviceID: deviceID, proof: proof, amr: [.device])
+        let made = self.sessions.makeSession(userID: deviceID, deviceID: deviceID, proof: proof, amr: [.device])
+        var session = made.session
+        let refreshToken = made.refreshToken
+        session.attestation = attestation
         switch try await self.store.registerNewDevice(device, session: session) {
         case .created:
             return (try await self.sessions.tokenPair(session, refreshToken: refreshToken, deviceSecret: secret), true)
@@ -45,8 +54,10 @@ package struct DeviceService: Sendable {
                     throw ServiceError.invalidDeviceSecret
                 }
             }
-            let (session, refreshToken, _) = self.sessions.makeSession(
-                userID: existing.userID, deviceID: deviceID, proof: proof, amr: [.device])
+            let remade = self.sessions.makeSession(userID: existing.userID, deviceID: deviceID, proof: proof, amr: [.device])
+            var session = remade.session
+            let refreshToken = remade.refreshToken
+            session.attestation = attestation
             // A secret `logout global` doomed is replaced now: this answer carries the new one, and the old one dies.
             let next = Secret.generate()
             let secret = existing.keyThumbprint == nil && proof == nil ? (presented: existing.secretHash, next: Secret.hash(next)) : nil

@@ -11,11 +11,22 @@ package struct GuestService: Sendable {
     let tokens: AccessTokenIssuer
     let lifetime: TimeInterval
     let limitations: GuestLimitations
+    /// App Attest: who may have a guest token under `app-attest.policy`, and whose carries `att: true`.
+    var appAttest: AppAttestService? = nil
 
-    /// A guest token for `deviceID` (canonical lowercase UUID).
-    package func start(deviceID: String) async throws -> GuestSessionResponse {
+    /// A guest token for `deviceID` (canonical lowercase UUID). With App Attest on, `evidence` (the body's `app_attest`)
+    /// attests the device, and an attested device proves itself with `assertion` over `challenge` (the headers) and the
+    /// body's bytes; `client` names the caller for `limits.app-attest`.
+    package func start(
+        deviceID: String, evidence: AppAttestEvidence? = nil, assertion: String? = nil, challenge: String? = nil, body: [UInt8] = [],
+        client: String = ""
+    ) async throws -> GuestSessionResponse {
+        let attested =
+            try await self.appAttest?.guest(evidence, deviceID: deviceID, assertion: assertion, challenge: challenge, body: body, client: client)
+            ?? false
         let (token, _) = try await self.tokens.issue(
-            kind: .guest, subject: AccessTokenIssuer.guestSubject(deviceID: deviceID), sessionID: nil, deviceID: deviceID, lifetime: self.lifetime)
+            kind: .guest, subject: AccessTokenIssuer.guestSubject(deviceID: deviceID), sessionID: nil, deviceID: deviceID, lifetime: self.lifetime,
+            attested: attested)
         return GuestSessionResponse(accessToken: token, expiresIn: Int(self.lifetime), limitations: self.limitations)
     }
 }

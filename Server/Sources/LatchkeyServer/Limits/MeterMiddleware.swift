@@ -25,12 +25,17 @@ public struct MeterMiddleware: RouterMiddleware {
     let limiter: RateLimiter
     let trustedProxies: Set<String>
     let guestPerNetwork: RateLimitPolicy
+    /// `app-attest.unattested-guest-limit` where the policy applies it: guests without `att` are held to it.
+    let unattestedGuestLimit: Int?
 
-    package init(meter: Meter, limiter: RateLimiter, trustedProxies: Set<String>, guestPerNetwork: RateLimitPolicy) {
+    package init(
+        meter: Meter, limiter: RateLimiter, trustedProxies: Set<String>, guestPerNetwork: RateLimitPolicy, unattestedGuestLimit: Int? = nil
+    ) {
         self.meter = meter
         self.limiter = limiter
         self.trustedProxies = trustedProxies
         self.guestPerNetwork = guestPerNetwork
+        self.unattestedGuestLimit = unattestedGuestLimit
     }
 
     public func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
@@ -38,6 +43,7 @@ public struct MeterMiddleware: RouterMiddleware {
         let guest = token.kind == .guest
         let key = guest ? try meterKey(guest: token, request: request, context: context, trustedProxies: self.trustedProxies) : token.userID
         let network = guest ? (self.guestPerNetwork, context.limitKey(of: request, trustedProxies: self.trustedProxies)) : nil
-        return try await self.limiter.metering(self.meter.policy(guest: guest), key: key, guestNetwork: network) { try await next(request, context) }
+        let policy = self.meter.policy(guest: guest, attested: token.claims.attested == true, unattestedGuestLimit: self.unattestedGuestLimit)
+        return try await self.limiter.metering(policy, key: key, guestNetwork: network) { try await next(request, context) }
     }
 }

@@ -126,6 +126,14 @@ public struct Meter: Sendable, Equatable {
             window: self.window, countsOnlySuccesses: true)
     }
 
+    /// The policy for a token: a guest whose device is not attested (no `att`) is held to `unattestedGuestLimit` instead of
+    /// the guest limit, when one is given and the meter limits guests at all (App Attest's budget tier).
+    func policy(guest: Bool, attested: Bool, unattestedGuestLimit: Int?) -> RateLimitPolicy {
+        var policy = self.policy(guest: guest)
+        if guest && !attested && self.guestLimit > 0, let limit = unattestedGuestLimit { policy.limit = limit }
+        return policy
+    }
+
     static func meters(reader: ConfigReader, guestActionsPerDay: Int) -> [String: Meter] {
         var meters: [String: Meter] = [:]
         for name in reader.stringArray(forKey: "names", default: ["actions"]) {

@@ -52,6 +52,11 @@ package struct LatchkeyMetrics: Sendable {
         self.counter("latchkey_claims_hook_failures_total", [("reason", reason)]).increment()
     }
 
+    /// An `app_attest` that did not verify under `app-attest.policy` `report`: the device stayed unattested.
+    func appAttestDowngraded() {
+        self.counter("latchkey_app_attest_downgrades_total", []).increment()
+    }
+
     func refreshTokenReuseDetected() {
         self.counter("latchkey_refresh_token_reuse_detected_total", []).increment()
     }

@@ -29,6 +29,8 @@ package struct SessionService: Sendable {
     var claimsHook: ClaimsHook? = nil
     /// Where a token's user is read when nothing read them while the session was written (a step-up).
     var claimsStore: SQLLatchkeyStore? = nil
+    /// Where attested devices are looked up while App Attest is on: their sessions' tokens carry `att: true`.
+    var attestations: (any AppAttestStore)? = nil
 
     /// A new gatherer of a session token's extra claims (``PendingClaims``).
     func pendingClaims() -> PendingClaims { PendingClaims(hook: self.claimsHook, store: self.claimsStore) }
@@ -69,9 +71,13 @@ package struct SessionService: Sendable {
         aal: AuthenticatorAssuranceLevel, amr: [AuthenticationMethod], claims: PendingClaims?
     ) async throws -> TokenPairResponse {
         let extra = try await (claims ?? self.pendingClaims()).claims(userID: userID, amr: amr)
+        var attested = false
+        if let attestations = self.attestations, let deviceID {
+            attested = try await attestations.attestedKey(deviceID: deviceID) != nil
+        }
         let access = try await self.tokens.issue(
             kind: .session, subject: userID, sessionID: sessionID, deviceID: deviceID, lifetime: self.policy.sessionLifetime,
-            authTime: authTime, aal: aal, amr: amr, extra: extra)
+            authTime: authTime, aal: aal, amr: amr, attested: attested, extra: extra)
         return TokenPairResponse(
             accessToken: access.token, expiresIn: Int(self.policy.sessionLifetime), refreshToken: refreshToken,
             refreshTokenExpiresIn: Int(self.policy.refreshLifetime), userID: userID, sessionID: sessionID, deviceSecret: deviceSecret)

@@ -23,6 +23,8 @@ package struct NewSession: Sendable {
     package var challenge: NewSecondFactorChallenge? = nil
     /// The claims of its first access token beyond the fixed ones, gathered while it is stored (``PendingClaims``).
     package var claims: PendingClaims? = nil
+    /// The device's App Attest key, verified for this sign-in: stored with the session, in its transaction.
+    package var attestation: AppAttestKeyRecord? = nil
 }
 
 /// The challenge a one-factor sign-in stores instead of its session for a user with a second factor: the `mfa_token`'s
@@ -375,6 +377,7 @@ extension SQLLatchkeyStore: SessionStore {
             }
         }
         try await session.claims?.callHookBeforeCommit(amr: session.amr, on: sql)
+        if let attestation = session.attestation { try await Self.storeAttestedKey(attestation, on: sql) }
         try await sql.raw(
             """
             INSERT INTO sessions (id, user_id, device_id, created_at, dpop_thumbprint, access_code_id, amr, aal2_at)

@@ -337,6 +337,28 @@ enum Migrations {
                 "ALTER TABLE users ADD COLUMN app_metadata TEXT",
             ]
         ),
+        (
+            17,
+            [
+                // App Attest: a device UUID's attested key (guests have no device row, so it is keyed by the UUID, and a
+                // UUID stays attested). `method`: attestation (public key base64, last assertion counter, Apple's receipt
+                // kept opaque) or debug_token (the token's ID).
+                """
+                CREATE TABLE app_attest_keys (
+                    device_id TEXT PRIMARY KEY, key_id TEXT NOT NULL UNIQUE, public_key TEXT, counter BIGINT NOT NULL, receipt TEXT,
+                    app_id TEXT, method TEXT NOT NULL, debug_token_id TEXT, attested_at DOUBLE PRECISION NOT NULL) {clustered}
+                """,
+                // A challenge the server handed out, by the SHA-256 (hex) of its 32 bytes, until it is used (once) or expires.
+                "CREATE TABLE app_attest_challenges (id TEXT PRIMARY KEY, expires_at DOUBLE PRECISION NOT NULL) {clustered}",
+                "CREATE INDEX app_attest_challenges_expires_at ON app_attest_challenges(expires_at)",
+                // Debug tokens for simulators and CI, only as SHA-256.
+                """
+                CREATE TABLE app_attest_debug_tokens (
+                    id TEXT PRIMARY KEY, name TEXT NOT NULL, token_hash TEXT NOT NULL UNIQUE, created_at DOUBLE PRECISION NOT NULL,
+                    revoked_at DOUBLE PRECISION, last_used_at DOUBLE PRECISION) {clustered}
+                """,
+            ]
+        ),
     ]
 
     /// Applies every migration not yet recorded, all in one transaction.

@@ -22,17 +22,17 @@ package struct AccessTokenIssuer: Sendable {
 
     /// Signs a token for `subject` that expires after `lifetime`; `authTime` is when the session's user authenticated,
     /// `aal` and `amr` how strongly and how (sessions only); `extra` claims (`app_metadata`, a claims hook's) are merged
-    /// into the payload.
+    /// into the payload. `attested`: the token's device is attested with App Attest (the claim `att: true`).
     func issue(
         kind: TokenKind, subject: String, sessionID: String?, deviceID: String?, lifetime: TimeInterval, authTime: Date? = nil,
         aal: AuthenticatorAssuranceLevel? = nil, amr: [AuthenticationMethod]? = nil, tokenID: String = UUID().uuidString.lowercased(),
-        extra: [String: JSONValue] = [:]
+        attested: Bool = false, extra: [String: JSONValue] = [:]
     ) async throws -> (token: String, claims: AccessTokenClaims) {
         let now = Int64(self.clock.now().timeIntervalSince1970)
         let claims = AccessTokenClaims(
             issuer: self.issuer, audience: self.audience(for: kind), subject: subject, sessionID: sessionID, issuedAt: now,
             notBefore: now, expiresAt: now + Int64(lifetime), tokenID: tokenID, kind: kind, deviceID: deviceID,
-            authTime: authTime.map { Int64($0.timeIntervalSince1970) }, aal: aal, amr: amr)
+            authTime: authTime.map { Int64($0.timeIntervalSince1970) }, aal: aal, amr: amr, attested: attested ? true : nil)
         let token = try await self.keyRing.sign(SignedClaims(claims, extra: extra))
         self.metrics.tokenIssued(kind: kind)
         return (token, claims)

@@ -29,6 +29,7 @@ extension UserProfile.Budget: JSONBodyWritable {
 
 extension UserProfile.Device: JSONBodyWritable {
     package func writeMembers(to writer: inout JSONBodyWriter) {
+        writer.member("attested", self.attested)
         writer.member("created_at", self.createdAt)
         writer.member("device_id", self.deviceID)
         if let lastSeenAt = self.lastSeenAt { writer.member("last_seen_at", lastSeenAt) }

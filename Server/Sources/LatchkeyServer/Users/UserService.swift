@@ -8,6 +8,8 @@ public struct UserService: Sendable {
     /// Revokes what identity providers granted for the user (Apple's refresh tokens) before the account goes.
     let grants: any LinkedGrantRevoker
     let clock: any WallClock
+    /// While App Attest is on: which of the user's devices are attested (`devices[].attested`).
+    var attestations: (any AppAttestStore)? = nil
 
     /// Creates the device user `userID` unless it exists; returns whether it was created. A deleted user's ID is
     /// refused (``ServiceError/userDeleted``) until support frees it.
@@ -35,10 +37,14 @@ public struct UserService: Sendable {
         guard let stored = try await self.store.profile(ofUser: token.userID, usageSince: self.budgets.periodStart) else {
             throw TokenRejection.revoked
         }
+        let attested = try await self.attestations?.attestedDevices(among: stored.devices.map(\.id)) ?? []
         return UserProfile(
             userID: stored.user.id, kind: stored.user.kind, createdAt: stored.user.createdAt, tokenKind: token.kind, sessionID: token.sessionID,
             identities: stored.identities.map { UserProfile.Identity(provider: $0.provider, subject: $0.subject, createdAt: $0.createdAt) },
-            devices: stored.devices.map { UserProfile.Device(deviceID: $0.id, createdAt: $0.createdAt, lastSeenAt: $0.lastSeenAt.map(Self.day)) },
+            devices: stored.devices.map {
+                UserProfile.Device(
+                    deviceID: $0.id, createdAt: $0.createdAt, lastSeenAt: $0.lastSeenAt.map(Self.day), attested: attested.contains($0.id))
+            },
             budget: self.budgets.budget(limit: stored.budgetLimit, used: stored.usedBudget), provider: token.provider,
             providerSubject: token.providerSubject, email: stored.email, emailVerified: stored.email.map { _ in stored.emailVerified })
     }
