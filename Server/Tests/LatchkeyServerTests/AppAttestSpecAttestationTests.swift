@@ -234,7 +234,9 @@ struct AppAttestSpecAttestationTests {
                 let evidence = AppAttestEvidence(keyID: Spec.base64(device.keyID), attestationObject: Spec.base64(object), challenge: challenge)
                 let response = try await spec.register(UUID(), evidence)
                 #expect(response.status == .badRequest, "\(name): \(response.status) \(response.text)")
-                #expect(response.envelope?.error.code == .invalidAttestation, "\(name): \(response.text)")
+                // An empty attestation object may be refused as a malformed request before it is verified.
+                let codes: [ErrorCode] = name == "empty" ? [.invalidAttestation, .invalidRequest] : [.invalidAttestation]
+                #expect(codes.contains { $0 == response.envelope?.error.code }, "\(name): \(response.text)")
             }
             #expect(try await spec.rows() == rows)
         }

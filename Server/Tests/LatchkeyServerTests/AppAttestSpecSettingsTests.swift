@@ -3,7 +3,6 @@ import HummingbirdTesting
 import LatchkeyAPI
 import LatchkeyAppAttestPeer
 import LatchkeyServer
-import Logging
 import Testing
 
 /// Issue 34's settings at start: `app-attest.roots` (PEM strings, or file paths) makes a `warning` naming it whenever it
@@ -12,29 +11,28 @@ import Testing
 struct AppAttestSpecSettingsTests {
     typealias Spec = AppAttestSpec
 
-    static func rootsWarnings(_ capture: LogCapture) -> [CapturedLogLine] {
-        capture.lines.filter { $0.level == .warning && $0.rendered.contains("app-attest.roots") }
+    /// Starts `latchkey serve` with `appAttest` as the config file's `app-attest` object, stops it, and returns its log.
+    static func serveLog(appAttest: [String: Any]) async throws -> String {
+        let port = try ServeCommandTests.freePort()
+        let config = String(decoding: try JSONSerialization.data(withJSONObject: ["app-attest": appAttest]), as: UTF8.self)
+        let server = try await ServeCommandTests.start(
+            ["serve", "--config", "config.json", "--port", String(port)], port: port, files: ["config.json": config])
+        #expect(await server.terminate() == 0, "log:\n\(server.log)")
+        return server.log
     }
 
+    static func rootsWarnings(_ log: String) -> [String] {
+        log.split(separator: "\n").map(String.init).filter { $0.contains("warning") && $0.contains("app-attest.roots") }
+    }
+
+    /// The start says so whenever `app-attest.roots` is set (a `warning` line naming it), and not otherwise.
     @Test func settingRootsWarnsAtStart() async throws {
-        let capture = LogCapture()
-        let (server, _) = try await Spec.make(logger: capture.logger())
-        await server.close()
-        try? FileManager.default.removeItem(at: server.directory)
-        #expect(Self.rootsWarnings(capture).count >= 1, "\(capture.lines.map(\.rendered))")
-    }
-
-    @Test func withoutRootsThereIsNoSuchWarning() async throws {
-        let capture = LogCapture()
-        var settings = Spec.baseSettings
-        settings["app-attest.policy"] = "guests"
-        let configuration = try await Spec.configuration(settings)
-        let server = try await TestServer.make(clock: ManualClock(start: TestAttestationAuthority.now), logger: capture.logger()) {
-            Spec.adopt(configuration, into: &$0)
-        }
-        await server.close()
-        try? FileManager.default.removeItem(at: server.directory)
-        #expect(Self.rootsWarnings(capture).isEmpty, "\(Self.rootsWarnings(capture).map(\.rendered))")
+        let root = Spec.pem(try TestAttestationAuthority.der(try TestAttestationAuthority().root))
+        let withRoots = try await Self.serveLog(appAttest: ["policy": "guests", "app-ids": [Spec.appID], "roots": [root]])
+        #expect(Self.rootsWarnings(withRoots).count == 1, "log:\n\(withRoots)")
+        #expect(!withRoots.contains(root), "the log quotes the root")
+        let without = try await Self.serveLog(appAttest: ["policy": "guests", "app-ids": [Spec.appID]])
+        #expect(Self.rootsWarnings(without).isEmpty, "log:\n\(without)")
     }
 
     /// Without `app-attest.roots` only Apple's root is trusted: the stand-in CA's attestation is refused.
