@@ -87,6 +87,17 @@ struct AppAttestSpecAttestationTests {
         }
     }
 
+    /// Certificate dates are checked at the server's clock: the same leaf, valid when issued, is refused once the clock
+    /// has moved past its end.
+    @Test func theLeafsDatesAreCheckedAtTheServersClock() async throws {
+        try await Spec.with { spec in
+            spec.server.clock.advance(by: 2 * 86_400)  // past the stand-in leaves' end (2026-11-04)
+            let response = try await spec.register(UUID(), try await spec.evidence(Spec.Device()))
+            #expect(response.status == .badRequest)
+            #expect(response.envelope?.error.code == .invalidAttestation, "\(response.text)")
+        }
+    }
+
     /// Either configured app ID is accepted.
     @Test func anyConfiguredAppIDIsAccepted() async throws {
         try await Spec.with { spec async throws in

@@ -94,4 +94,17 @@ struct AppAttestSpecChallengeTests {
             for _ in 0..<40 { #expect(try await spec.requestChallenge(from: "203.0.113.9").status == .ok) }
         }
     }
+
+    /// With policy off and no app IDs App Attest is not configured: the route answers 404 (contract).
+    @Test func theChallengeRouteIs404WhenAppAttestIsNotConfigured() async throws {
+        var settings = Spec.baseSettings
+        settings["app-attest.app-ids"] = nil
+        let configuration = try await Spec.configuration(settings)
+        let server = try await TestServer.make(clock: ManualClock(start: TestAttestationAuthority.now)) { Spec.adopt(configuration, into: &$0) }
+        try await server.test(.live) { client in
+            let response = try await client.send(.post, "/api/v1/app-attest/challenge")
+            #expect(response.status == .notFound, "\(response.text)")
+            #expect(response.envelope != nil)
+        }
+    }
 }

@@ -63,6 +63,20 @@ struct AppAttestSpecDebugTokenTests {
         #expect(!capture.lines.isEmpty)
     }
 
+    /// A device ID attested by a debug token proves later guest requests by sending the token again (contract).
+    @Test func aDebugTokenDeviceSendsItsTokenAgainForGuestTokens() async throws {
+        try await Spec.with(policy: "guests", ["app-attest.allow-debug-tokens": true]) { spec in
+            let (secret, _) = try await Self.create(spec.server, name: "simulator")
+            let deviceID = UUID()
+            #expect(try await spec.guest(deviceID, evidence: Self.debugEvidence(secret)).status == .created)
+            let bare = try await spec.guest(deviceID)
+            #expect(bare.status.code >= 400 && bare.status.code < 500, "\(bare.text)")
+            let again = try await spec.guest(deviceID, evidence: Self.debugEvidence(secret))
+            #expect(again.status == .created, "\(again.text)")
+            #expect(try Spec.attClaim(try again.decode(GuestSessionResponse.self).accessToken) == true)
+        }
+    }
+
     @Test func debugTokensAreOffUnlessAllowed() async throws {
         try await Spec.with(policy: "guests") { spec in
             let (secret, _) = try await Self.create(spec.server, name: "not-allowed")
