@@ -45,6 +45,40 @@ struct AppAttestCLITests {
         }
     }
 
+    @Test func attestationsAreLimitedPerKeyIDAcrossClients() async throws {
+        let bench = try AppAttestBench()
+        try await bench.withServer(
+            policy: .guests,
+            configure: {
+                $0.appAttest.limit.limit = 2
+                $0.limits.trustedProxies = ["127.0.0.1"]
+            }
+        ) { client, _ in
+            let device = TestAttestationAuthority.Device()
+            var statuses: [HTTPResponse.Status] = []
+            for address in ["203.0.113.1", "203.0.113.2", "203.0.113.3"] {
+                let body = String(
+                    decoding: try JSONEncoder().encode(
+                        RegisterDeviceRequest(deviceID: UUID().uuidString, appAttest: try await bench.evidence(client, device))),
+                    as: UTF8.self)
+                let response = try await client.send(
+                    .post, "/api/v1/auth/register-device", json: body, headers: [HTTPField.Name("X-Forwarded-For")!: address])
+                statuses.append(response.status)
+            }
+            // The first attests, the second is refused (the key is the first device's), the third is over the key's limit.
+            #expect(statuses == [.created, .badRequest, .tooManyRequests])
+            // Another key from one of those addresses is not limited by it.
+            let other = try await client.send(
+                .post, "/api/v1/auth/register-device",
+                json: String(
+                    decoding: try JSONEncoder().encode(
+                        RegisterDeviceRequest(deviceID: UUID().uuidString, appAttest: try await bench.evidence(client, .init()))),
+                    as: UTF8.self),
+                headers: [HTTPField.Name("X-Forwarded-For")!: "203.0.113.4"])
+            #expect(other.status == .created, "\(other.text)")
+        }
+    }
+
     @Test func attestationsAreLimitedPerClientAndChallengesToo() async throws {
         let bench = try AppAttestBench()
         try await bench.withServer(

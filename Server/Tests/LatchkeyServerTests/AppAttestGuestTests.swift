@@ -148,6 +148,29 @@ struct AppAttestGuestTests {
         }
     }
 
+    @Test func requiredRefusesUnattestedGuestsEvenWithAnUnattestedGuestLimit() async throws {
+        try await AppAttestBench().withServer(policy: .required, configure: { $0.appAttest.unattestedGuestLimit = 3 }) { client, _ in
+            let response = try await client.guest(UUID().uuidString)
+            #expect(response.status == .forbidden && response.envelope?.error.code == .attestationRequired, "\(response.text)")
+        }
+    }
+
+    @Test func reportMetersUnattestedGuestsAtTheUnattestedGuestLimit() async throws {
+        try await AppAttestBench().withServer(
+            policy: .report,
+            configure: {
+                Self.forwardAuth(&$0)
+                $0.appAttest.unattestedGuestLimit = 2
+            }
+        ) { client, _ in
+            let deviceID = UUID().uuidString.lowercased()
+            let token = try await client.guest(deviceID).decode(GuestSessionResponse.self).accessToken
+            #expect(try await Self.edit(client, bearer: token, device: deviceID).status == .ok)
+            #expect(try await Self.edit(client, bearer: token, device: deviceID).status == .ok)
+            #expect(try await Self.edit(client, bearer: token, device: deviceID).status == .tooManyRequests)
+        }
+    }
+
     @Test func reportIssuesGuestTokensToUnattestedDevices() async throws {
         try await AppAttestBench().withServer(policy: .report) { client, _ in
             let response = try await client.guest(UUID().uuidString)

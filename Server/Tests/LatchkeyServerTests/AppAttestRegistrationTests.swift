@@ -131,6 +131,42 @@ struct AppAttestRegistrationTests {
         }
     }
 
+    /// Truncated and bit-flipped attestation objects, and assertions: always a 4xx with the envelope, never a 5xx.
+    @Test func malformedCBORIsRefusedNeverA5xx() async throws {
+        let bench = try AppAttestBench()
+        try await bench.withServer(policy: .guests) { client, _ in
+            let device = TestAttestationAuthority.Device()
+            let text = try #require(try await bench.evidence(client, device).attestationObject)
+            let valid = try #require(AppAttestBase64.decode(text))
+            var objects: [[UInt8]] = [[], [0xa0], [0xff], Array(repeating: 0x9f, count: 64)]
+            for length in stride(from: 1, to: valid.count, by: max(1, valid.count / 12)) { objects.append(Array(valid.prefix(length))) }
+            for index in stride(from: 0, to: valid.count, by: max(1, valid.count / 12)) {
+                var flipped = valid
+                flipped[index] ^= 0x5a
+                objects.append(flipped)
+            }
+            for object in objects {
+                var evidence = try await bench.evidence(client, device)
+                evidence.attestationObject = AppAttestBase64.encode(object)
+                let response = try await client.registerDevice(UUID().uuidString, evidence: evidence)
+                // An empty one is no value at all: invalid_request.
+                let code: ErrorCode = object.isEmpty ? .invalidRequest : .invalidAttestation
+                #expect(response.status == .badRequest && response.envelope?.error.code == code, "\(object.count) bytes: \(response.text)")
+            }
+            let deviceID = UUID().uuidString.lowercased()
+            #expect(try await client.guest(deviceID, body: try AppAttestGuestTests.body(try await bench.evidence(client, device))).status == .created)
+            for assertion in [[], [0xa0], Array(repeating: UInt8(0xbf), count: 40)] as [[UInt8]] {
+                let response = try await client.guest(
+                    deviceID,
+                    headers: [
+                        HTTPField.Name(LatchkeyHeader.appAttestAssertion)!: AppAttestBase64.encode(assertion),
+                        HTTPField.Name(LatchkeyHeader.appAttestChallenge)!: try await client.appAttestChallenge(),
+                    ])
+                #expect(response.status == .unauthorized && response.envelope?.error.code == .invalidAssertion, "\(response.text)")
+            }
+        }
+    }
+
     @Test func reportDowngradesAFailingAttestation() async throws {
         let bench = try AppAttestBench()
         try await bench.withServer(policy: .report) { client, _ in

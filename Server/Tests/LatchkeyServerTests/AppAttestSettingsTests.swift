@@ -42,6 +42,22 @@ import X509
         #expect(ConfigurationCheckTests.problems(of: run).first?.hasPrefix("error: \(key)") == true, "\(run)")
     }
 
+    @Test func serveWarnsAtStartWhenRootsAreSetAndAnswersChallenges() async throws {
+        let pem = try TestAttestationAuthority().root.serializeAsPEM().pemString
+        let port = try ServeCommandTests.freePort()
+        let server = try await ServeCommandTests.start(
+            ["serve", "--port", String(port)],
+            environment: [
+                "LATCHKEY_APP_ATTEST_POLICY": "guests", "LATCHKEY_APP_ATTEST_APP_IDS": TestAttestationAuthority.appID,
+                "LATCHKEY_APP_ATTEST_ROOTS": "root.pem",
+            ], port: port, files: ["root.pem": pem])
+        let (status, _) = try await server.post("api/v1/app-attest/challenge", json: "")
+        let log = server.log
+        #expect(await server.terminate() == 0)
+        #expect(status == 200)
+        #expect(log.contains("warning") && log.contains("app-attest.roots is set"), "\(log)")
+    }
+
     @Test func rootsAsPEMTextOrAFilePathAreReadAndWarnedAbout() throws {
         let authority = try TestAttestationAuthority()
         let pem = try authority.root.serializeAsPEM().pemString

@@ -140,7 +140,7 @@ private func concurrently<T: Sendable>(_ count: Int, _ operation: @escaping @Sen
 extension StoreContract {
     static let all: [StoreContract] =
         users + devices + sessions + sessionConcurrency + accessCodes + signingKeys + rateLimits + budgets + revocationFeed + pruning
-        + identities + changeFeed + passkeys
+        + identities + changeFeed + passkeys + appAttest
 
     // MARK: The change feed
 
