@@ -1,8 +1,10 @@
 import Foundation
+import HTTPTypes
 import HummingbirdTesting
 import LatchkeyAPI
 import LatchkeyAppAttestPeer
 import LatchkeyServer
+import NIOCore
 import Testing
 
 /// Issue 34, step 1: `POST /api/v1/app-attest/challenge` (no auth) → `{challenge}`: 32 random bytes, standard padded
@@ -35,6 +37,27 @@ struct AppAttestSpecChallengeTests {
             #expect(again.status == .badRequest)
             #expect(again.envelope?.error.code == .invalidChallenge, "\(again.text)")
             #expect(try await spec.rows() == rows)
+        }
+    }
+
+    /// Two attestations over one challenge sent at once: the challenge is taken atomically, so exactly one goes through.
+    @Test func twoRacingAttestationsOverOneChallengeOneWins() async throws {
+        try await Spec.with { spec in
+            let challenge = try await spec.challenge()
+            var bodies: [String] = []
+            for _ in 0..<2 {
+                let evidence = try await spec.evidence(Spec.Device(), challenge: challenge)
+                let request = RegisterDeviceRequest(deviceID: UUID().uuidString, appAttest: evidence)
+                bodies.append(String(decoding: try JSONEncoder().encode(request), as: UTF8.self))
+            }
+            let answers = try await racing(2, port: try #require(spec.client.port)) { [bodies] index in
+                .init(
+                    "/api/v1/auth/register-device", method: .post, headers: [.contentType: "application/json"],
+                    body: ByteBuffer(string: bodies[index]))
+            }
+            #expect(answers.filter { $0.status == .created }.count == 1, "\(answers)")
+            #expect(answers.filter { $0 == RacedAnswer(status: .badRequest, code: .invalidChallenge) }.count == 1, "\(answers)")
+            #expect(try await spec.count("app_attest_keys") == 1)
         }
     }
 
