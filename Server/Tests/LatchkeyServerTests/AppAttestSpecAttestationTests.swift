@@ -195,6 +195,28 @@ struct AppAttestSpecAttestationTests {
         }
     }
 
+    /// Bodies that are not the shape the issue gives: 400 with the envelope, never a 5xx, nothing stored.
+    @Test func malformedAppAttestBodiesAre400() async throws {
+        try await Spec.with { spec in
+            let deviceID = UUID().uuidString
+            let bodies = [
+                #"{"device_id":"\#(deviceID)","app_attest":"not an object"}"#, #"{"device_id":"\#(deviceID)","app_attest":{"key_id":7}}"#,
+                #"{"device_id":"\#(deviceID)","app_attest":{}}"#, #"{"device_id":"\#(deviceID)","app_attest":{"key_id":"AAAA"}}"#,
+            ]
+            for body in bodies {
+                let response = try await spec.register(json: body)
+                #expect(response.status == .badRequest, "\(body): \(response.status) \(response.text)")
+                #expect(response.envelope != nil)
+            }
+            for body in ["{", #"{"app_attest":[]}"#, #"{"app_attest":{"challenge":null,"debug_token":5}}"#] {
+                let response = try await spec.guest(UUID(), json: body)
+                #expect(response.status == .badRequest, "\(body): \(response.status) \(response.text)")
+                #expect(response.envelope != nil)
+            }
+            #expect(try await spec.rows().values.allSatisfy { $0 == 0 })
+        }
+    }
+
     @Test func attestationValuesThatAreNotBase64Are400() async throws {
         try await Spec.with { spec in
             let good = try await spec.evidence(Spec.Device())
