@@ -181,6 +181,17 @@ struct AppAttestRegistrationTests {
         }
     }
 
+    @Test func reportDowngradesAKeyAttestedForAnotherDevice() async throws {
+        let bench = try AppAttestBench()
+        try await bench.withServer(policy: .report) { client, _ in
+            let device = TestAttestationAuthority.Device()
+            #expect(try await client.registerDevice(UUID().uuidString, evidence: try await bench.evidence(client, device)).status == .created)
+            let other = try await client.registerDevice(UUID().uuidString, evidence: try await bench.evidence(client, device))
+            #expect(other.status == .created, "\(other.text)")
+            #expect(try claims(of: try other.decode(TokenPairResponse.self).accessToken).attested == nil)
+        }
+    }
+
     @Test func offIgnoresAppAttestEntirely() async throws {
         let bench = try AppAttestBench()
         try await bench.withServer(policy: .off) { client, _ in

@@ -41,6 +41,7 @@ extension StoreContract {
             let key = Self.key()
             try await store.storeAttestedKey(key)
             await #expect(throws: AppAttestKeyInUse.self) { try await store.storeAttestedKey(Self.key(keyID: key.keyID)) }
+            #expect(try await store.deviceID(attestedWith: key.keyID) == key.deviceID)
             let renewed = Self.key(device: key.deviceID)
             try await store.storeAttestedKey(renewed)
             #expect(try await store.attestedKey(deviceID: key.deviceID) == renewed)

@@ -18,6 +18,7 @@ package struct APIDocumentBuilder {
         "WWW-Authenticate": ("`Bearer realm=\"latchkey\"`, with `error=\"invalid_token\"` when a credential was presented (RFC 6750).", .string()),
         "DPoP-Nonce": ("The nonce the next DPoP proof must carry (RFC 9449 §8).", .string()),
         "Cache-Control": ("`no-store` on answers that carry tokens.", .string()),
+        "X-Latchkey-Attested": ("`true` for the token of a device attested with App Attest (claim `att`); absent otherwise.", .string()),
     ]
 
     /// The document as JSON bytes (sorted keys, so it is the same every time).

@@ -39,7 +39,14 @@ package struct AppAttestService: Sendable {
     /// downgraded under `report`); under `required` a device that is not attested yet must bring one.
     package func registration(_ evidence: AppAttestEvidence?, deviceID: String, client: String) async throws -> AppAttestKeyRecord? {
         guard self.configuration.isEnabled else { return nil }
-        if let evidence { return try await self.reporting { try await self.verify(evidence, deviceID: deviceID, client: client) } }
+        if let evidence {
+            return try await self.reporting {
+                let key = try await self.verify(evidence, deviceID: deviceID, client: client)
+                // Checked again where it is stored (the sign-in's transaction); here so that `report` can downgrade it.
+                if let owner = try await self.store.deviceID(attestedWith: key.keyID), owner != deviceID { throw AppAttestKeyInUse() }
+                return key
+            }
+        }
         if self.configuration.policy == .required, try await self.store.attestedKey(deviceID: deviceID) == nil {
             throw AppAttestRefusal.required("This server registers attested devices only: send app_attest (App Attest) with the registration.")
         }

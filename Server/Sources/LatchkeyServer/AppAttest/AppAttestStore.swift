@@ -41,6 +41,8 @@ package protocol AppAttestStore: Sendable {
     /// Removes the challenge and returns when it expires, expired or not: each is taken once, and of concurrent takers one gets it.
     func takeChallenge(idHash: String) async throws -> Date?
     func attestedKey(deviceID: String) async throws -> AppAttestKeyRecord?
+    /// The device UUID key ID `keyID` is attested for, if any.
+    func deviceID(attestedWith keyID: String) async throws -> String?
     /// Stores `key` for its device UUID outside a sign-in (a guest), replacing the device's earlier key;
     /// ``AppAttestKeyInUse`` when its key ID is another device's.
     func storeAttestedKey(_ key: AppAttestKeyRecord) async throws

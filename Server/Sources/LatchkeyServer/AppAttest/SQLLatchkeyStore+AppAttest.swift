@@ -36,6 +36,12 @@ extension SQLLatchkeyStore: AppAttestStore {
         }
     }
 
+    package func deviceID(attestedWith keyID: String) async throws -> String? {
+        try await self.database.read { sql in
+            try await sql.raw("SELECT device_id FROM app_attest_keys WHERE key_id = \(bind: keyID)").first()?.string("device_id")
+        }
+    }
+
     package func storeAttestedKey(_ key: AppAttestKeyRecord) async throws {
         try await self.database.transaction { sql in try await Self.storeAttestedKey(key, on: sql) }
     }

@@ -71,7 +71,7 @@ struct AuthorizeRoutes {
             outcomes: [
                 .init(
                     200, "The request may pass; identity headers for the upstream (and the meter's, when the rule has one).",
-                    headers: ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"]),
+                    headers: ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-Latchkey-Attested"]),
                 .badRequest(
                     "The proxy's headers are missing or repeated, the path is unreadable (an encoded slash or backslash, a malformed "
                         + "escape), or a `token=query` rule met a repeated `token` parameter."),
