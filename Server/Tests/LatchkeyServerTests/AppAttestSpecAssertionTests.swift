@@ -228,30 +228,25 @@ struct AppAttestSpecAssertionTests {
 
     /// "`POST /api/v1/auth/guest` for an attested device needs `X-App-Attest-Assertion`": a new attestation of another key
     /// for an attested device ID, with no assertion by the device's key, is no proof; it must neither give a guest token
-    /// nor take the device ID from its key. Finding (aa-spec-findings.md): the server re-attests the device ID with the
-    /// newcomer's key, and the real device's assertions fail from then on.
+    /// nor take the device ID from its key (it did before the fix: the real device's assertions then failed).
     @Test func anotherKeysAttestationCannotTakeAnAttestedDeviceID() async throws {
         try await Self.withAttestedDevice { spec, deviceID, device in
             let intruder = Device()
             let takeover = try await spec.guest(deviceID, evidence: try await spec.evidence(intruder))
             let owner = try await spec.provenGuest(deviceID, device, counter: 1)
-            withKnownIssue("a guest attestation for an attested device ID replaces its key without an assertion") {
-                #expect(takeover.status != .created, "\(takeover.status) \(takeover.text)")
-                #expect(owner.status == .created, "\(owner.status) \(owner.text)")
-            }
+            #expect(takeover.status != .created, "\(takeover.status) \(takeover.text)")
+            #expect(owner.status == .created, "\(owner.status) \(owner.text)")
         }
     }
 
     /// `att: true` stands for the device's key: registering an attested device ID (attested through guest, so no device
-    /// row yet) without any proof by its key must not give a session whose tokens say `att: true`. Finding
-    /// (aa-spec-findings.md): the session's tokens carry `att` because the UUID has a key, whoever registered it.
+    /// row yet) without any proof by its key must not give a session whose tokens say `att: true` (before the fix they
+    /// did: `att` came from the UUID's stored key, whoever registered it).
     @Test func registeringAnAttestedDeviceIDWithoutProofGivesNoAttestedSession() async throws {
         try await Self.withAttestedDevice { spec, deviceID, _ in
             let response = try await spec.register(deviceID, nil)
             let attested = response.status == .created ? try Spec.attClaim(try response.decode(TokenPairResponse.self).accessToken) : nil
-            withKnownIssue("a session's att comes from the device ID's stored key, not from a proof at registration") {
-                #expect(attested != true, "\(response.status) \(response.text)")
-            }
+            #expect(attested != true, "\(response.status) \(response.text)")
         }
     }
 }

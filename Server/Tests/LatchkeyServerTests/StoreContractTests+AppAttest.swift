@@ -8,10 +8,12 @@ import Testing
 extension StoreContract {
     private static let attestedAt = Date(timeIntervalSince1970: 1_900_000_000)
 
-    private static func key(device: String = UUID().uuidString.lowercased(), keyID: String = UUID().uuidString) -> AppAttestKeyRecord {
+    private static func key(
+        device: String = UUID().uuidString.lowercased(), keyID: String = UUID().uuidString, userID: String? = nil
+    ) -> AppAttestKeyRecord {
         AppAttestKeyRecord(
             deviceID: device, keyID: keyID, publicKey: Array(repeating: 4, count: 65), counter: 0, receipt: [1, 2, 3],
-            appID: "ABCDE12345.com.example.app", method: .attestation, debugTokenID: nil, attestedAt: Self.attestedAt)
+            appID: "ABCDE12345.com.example.app", method: .attestation, debugTokenID: nil, attestedAt: Self.attestedAt, userID: userID)
     }
 
     static let appAttest: [StoreContract] = [
@@ -25,7 +27,8 @@ extension StoreContract {
             #expect(taken == [Self.attestedAt.addingTimeInterval(300)])
         },
         StoreContract("app attest: a key reads back whole; of two assertions with one counter one wins") { store async throws in
-            let key = Self.key()
+            let user = UUID().uuidString.lowercased()
+            let key = Self.key(userID: user)
             try await store.storeAttestedKey(key)
             #expect(try await store.attestedKey(deviceID: key.deviceID) == key)
             let wins = try await withThrowingTaskGroup(of: Bool.self) { group in
@@ -35,16 +38,32 @@ extension StoreContract {
             #expect(wins == 1)
             #expect(try await store.advanceCounter(deviceID: key.deviceID, to: 1) == false)
             #expect(try await store.advanceCounter(deviceID: key.deviceID, to: 2))
-            #expect(try await store.attestedDevices(among: [key.deviceID, UUID().uuidString.lowercased()]) == [key.deviceID])
+            #expect(try await store.attestedDevices(among: [key.deviceID, UUID().uuidString.lowercased()], userID: user) == [key.deviceID])
+            // Attested for the user whose registration proved the key only.
+            #expect(try await store.attestedDevices(among: [key.deviceID], userID: UUID().uuidString.lowercased()).isEmpty)
         },
-        StoreContract("app attest: a key ID is one device's; a device's new key replaces its old one") { store async throws in
-            let key = Self.key()
+        StoreContract("app attest: a key ID is one device's; only the device's own user replaces its key") { store async throws in
+            let user = UUID().uuidString.lowercased()
+            let key = Self.key(userID: user)
             try await store.storeAttestedKey(key)
             await #expect(throws: AppAttestKeyInUse.self) { try await store.storeAttestedKey(Self.key(keyID: key.keyID)) }
             #expect(try await store.deviceID(attestedWith: key.keyID) == key.deviceID)
-            let renewed = Self.key(device: key.deviceID)
+            // Another key for the device: not from a guest request, not from another user.
+            await #expect(throws: AppAttestKeyInUse.self) { try await store.storeAttestedKey(Self.key(device: key.deviceID)) }
+            await #expect(throws: AppAttestKeyInUse.self) {
+                try await store.storeAttestedKey(Self.key(device: key.deviceID, userID: UUID().uuidString.lowercased()))
+            }
+            #expect(try await store.attestedKey(deviceID: key.deviceID) == key)
+            let renewed = Self.key(device: key.deviceID, userID: user)
             try await store.storeAttestedKey(renewed)
             #expect(try await store.attestedKey(deviceID: key.deviceID) == renewed)
+            // A guest's key (no user) is bound to the user who registers the device with that same key.
+            let guestKey = Self.key()
+            try await store.storeAttestedKey(guestKey)
+            var claimed = guestKey
+            claimed.userID = user
+            try await store.storeAttestedKey(claimed)
+            #expect(try await store.attestedKey(deviceID: guestKey.deviceID)?.userID == user)
         },
         StoreContract("app attest: a revoked debug token attests nothing and its devices are no longer attested") { store async throws in
             let id = UUID().uuidString.lowercased()

@@ -67,7 +67,7 @@ package struct ConsoleService: Sendable {
         // From the store: support sees a user's passkeys even while `passkeys.rp-id` is unset.
         async let passkeys = self.store.passkeys(ofUser: id)
         let deviceRecords = try await devices
-        let attested = try await self.store.attestedDevices(among: deviceRecords.map(\.id))
+        let attested = try await self.store.attestedDevices(among: deviceRecords.map(\.id), userID: id)
         return UserDetail(
             user: user, devices: deviceRecords, sessions: try await sessions, identities: try await identities, budget: try await budget,
             codes: try await codes, account: try await account, factors: try await factors.factors, passkeys: try await passkeys,

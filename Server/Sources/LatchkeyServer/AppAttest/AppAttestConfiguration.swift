@@ -13,7 +13,7 @@ import X509
 /// - `app-attest.roots`: extra root certificates (PEM text, or a file path) beside Apple's pinned root, for tests only
 /// - `app-attest.allow-debug-tokens`: whether debug tokens (`latchkey app-attest debug-token create`) stand in for attestation
 /// - `app-attest.unattested-guest-limit`: under `report` and `guests`, the guest meters' limit for unattested devices
-/// - `limits.app-attest.limit`/`.window`: attestations and assertions per key ID and per client IP (20 per 3600 s; 0 is off)
+/// - `limits.app-attest.limit`/`.window`: attestations per key ID and per client IP, assertions per client IP (20 per 3600 s; 0 is off)
 /// - `limits.app-attest-challenge.limit`/`.window`: challenges per client IP (60 per 300 s; 0 is off)
 public struct AppAttestConfiguration: Sendable, Equatable {
     public enum Policy: String, Sendable, Equatable, CaseIterable {
@@ -30,7 +30,7 @@ public struct AppAttestConfiguration: Sendable, Equatable {
     public var roots: [String] = []
     public var allowDebugTokens = false
     public var unattestedGuestLimit: Int?
-    /// Attestations and assertions, per key ID and per client IP.
+    /// Attestations per key ID and per client IP; assertions per client IP.
     public var limit = RateLimitPolicy(name: "app-attest", limit: 20, window: 3600)
     /// Challenges per client IP.
     public var challengeLimit = RateLimitPolicy(name: "app-attest-challenge", limit: 60, window: 300)

@@ -9,7 +9,7 @@ import Logging
 ///
 /// Every failure throws an ``AppAttestRefusal`` before anything is stored; under `report` a failing `app_attest` is
 /// downgraded instead (the device stays unattested, a warning and `latchkey_app_attest_downgrades_total`). Attempts are
-/// limited per key ID and per client (`limits.app-attest`), never globally.
+/// limited per key ID and per client (`limits.app-attest`; assertions per client only), never globally.
 package struct AppAttestService: Sendable {
     package let configuration: AppAttestConfiguration
     let verifier: AppAttestVerifier
@@ -47,7 +47,9 @@ package struct AppAttestService: Sendable {
                 return key
             }
         }
-        if self.configuration.policy == .required, try await self.store.attestedKey(deviceID: deviceID) == nil {
+        // Already attested means a key a registration proved (the device's own user, whose device secret the
+        // registration checks); a key a guest request stored proves nothing about who registers the UUID.
+        if self.configuration.policy == .required, try await self.store.attestedKey(deviceID: deviceID)?.userID == nil {
             throw AppAttestRefusal.required("This server registers attested devices only: send app_attest (App Attest) with the registration.")
         }
         return nil
@@ -59,7 +61,16 @@ package struct AppAttestService: Sendable {
         _ evidence: AppAttestEvidence?, deviceID: String, assertion: String?, challenge: String?, body: [UInt8], client: String
     ) async throws -> Bool {
         guard self.configuration.isEnabled else { return false }
-        let existing = try await self.store.attestedKey(deviceID: deviceID)
+        // An attested device proves possession of its key on every guest request; a new attestation does not replace it
+        // here (a device UUID is not a secret: anyone with a genuine attestation of their own could re-bind it).
+        if let existing = try await self.store.attestedKey(deviceID: deviceID) {
+            if existing.method == .debugToken {
+                try await self.checkDebugToken(evidence?.debugToken, key: existing)
+            } else {
+                try await self.checkAssertion(assertion, challenge: challenge, body: body, key: existing, client: client)
+            }
+            return true
+        }
         if let evidence,
             try await self.reporting({
                 let key = try await self.verify(evidence, deviceID: deviceID, client: client)
@@ -67,10 +78,6 @@ package struct AppAttestService: Sendable {
                 return key
             }) != nil
         {
-            return true
-        }
-        if let existing {
-            try await self.checkAssertion(assertion, challenge: challenge, body: body, key: existing, client: client)
             return true
         }
         switch self.configuration.policy {
@@ -138,6 +145,22 @@ package struct AppAttestService: Sendable {
             debugTokenID: token.id, attestedAt: now)
     }
 
+    /// Checks a debug-token device's proof on a guest request: the debug token that attested it, again.
+    private func checkDebugToken(_ token: String?, key: AppAttestKeyRecord) async throws {
+        guard let token else {
+            throw AppAttestRefusal.assertion("This device was attested with a debug token: send app_attest.debug_token again.")
+        }
+        let record: AppAttestKeyRecord
+        do {
+            record = try await self.verify(debugToken: token, deviceID: key.deviceID)
+        } catch {
+            throw AppAttestRefusal.assertion("This device was attested with another debug token, or its token was revoked.")
+        }
+        guard record.debugTokenID == key.debugTokenID else {
+            throw AppAttestRefusal.assertion("This device was attested with another debug token, or its token was revoked.")
+        }
+    }
+
     /// Checks an attested device's proof on a guest request: its assertion over this request, counter advanced atomically.
     private func checkAssertion(_ assertion: String?, challenge: String?, body: [UInt8], key: AppAttestKeyRecord, client: String) async throws {
         guard key.method == .attestation, let publicKey = key.publicKey, let appID = key.appID else {
@@ -150,7 +173,9 @@ package struct AppAttestService: Sendable {
         guard let assertionBytes = AppAttestBase64.decode(assertion) else {
             throw AppAttestRefusal.assertion("X-App-Attest-Assertion is not base64.")
         }
-        try await self.limit(keyID: AppAttestBase64.decode(key.keyID) ?? [], client: client)
+        // Per client only: the device's key ID is known to anyone who knows its UUID, so counting assertions against it
+        // would let strangers' junk assertions lock the device out.
+        try await self.limit(keyID: nil, client: client)
         let challengeBytes = try await self.spend(challenge)
         let clientDataHash = AppAttestVerifier.assertionClientDataHash(
             method: "POST", path: Self.guestPath, body: body, challenge: challengeBytes)
@@ -175,10 +200,10 @@ package struct AppAttestService: Sendable {
         return bytes
     }
 
-    /// Counts one attempt against `limits.app-attest` for the key ID and for the client.
-    private func limit(keyID: [UInt8], client: String) async throws {
+    /// Counts one attempt against `limits.app-attest` for the key ID (an attestation's, the caller's own) and for the client.
+    private func limit(keyID: [UInt8]?, client: String) async throws {
         let policy = self.configuration.limit
-        for key in ["key:" + keyID.hexString, "client:" + client] {
+        for key in [keyID.map { "key:" + $0.hexString }, "client:" + client].compactMap(\.self) {
             if case .denied(let resetAt) = try await self.limiter.hit(policy, key: key) {
                 throw RateLimitExceeded(policy: policy, resetAt: resetAt, now: self.clock.now())
             }

@@ -21,6 +21,10 @@ package struct AppAttestKeyRecord: Sendable, Equatable {
     package var method: AppAttestMethod
     package var debugTokenID: String?
     package var attestedAt: Date
+    /// The user whose registration (`register-device`) proved the key; nil for a key a guest request stored. Only that
+    /// user's sessions on the device are attested: a device UUID is not a secret, so a key stored by a guest request
+    /// says nothing about whoever registers that UUID later.
+    package var userID: String? = nil
 }
 
 /// A debug token as listed: never its secret, which is kept only as SHA-256.
@@ -49,8 +53,8 @@ package protocol AppAttestStore: Sendable {
     /// Moves the device's assertion counter to `counter` when it is still below it (compare-and-set); false when another
     /// assertion got there first.
     func advanceCounter(deviceID: String, to counter: UInt32) async throws -> Bool
-    /// Which of `deviceIDs` are attested.
-    func attestedDevices(among deviceIDs: [String]) async throws -> Set<String>
+    /// Which of `deviceIDs` are attested for `userID` (their key proved by that user's registration).
+    func attestedDevices(among deviceIDs: [String], userID: String) async throws -> Set<String>
     func createDebugToken(id: String, name: String, tokenHash: String, at time: Date) async throws
     func debugTokens() async throws -> [AppAttestDebugTokenRecord]
     /// The token whose hash is `tokenHash` when it is not revoked, now marked used at `time`.

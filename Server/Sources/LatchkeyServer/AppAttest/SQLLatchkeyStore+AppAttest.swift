@@ -20,7 +20,7 @@ extension SQLLatchkeyStore: AppAttestStore {
         try await self.database.read { sql in
             try await sql.raw(
                 """
-                SELECT device_id, key_id, public_key, counter, receipt, app_id, method, debug_token_id, attested_at
+                SELECT device_id, key_id, public_key, counter, receipt, app_id, method, debug_token_id, attested_at, user_id
                 FROM app_attest_keys WHERE device_id = \(bind: deviceID)
                 """
             ).first().map { row in
@@ -31,7 +31,7 @@ extension SQLLatchkeyStore: AppAttestStore {
                     receipt: try row.optionalString("receipt").flatMap(AppAttestBase64.decode), appID: try row.optionalString("app_id"),
                     method: AppAttestMethod(rawValue: try row.string("method")) ?? .attestation,
                     debugTokenID: try row.optionalString("debug_token_id"),
-                    attestedAt: try row.date("attested_at"))
+                    attestedAt: try row.date("attested_at"), userID: try row.optionalString("user_id"))
             }
         }
     }
@@ -47,21 +47,29 @@ extension SQLLatchkeyStore: AppAttestStore {
     }
 
     /// Stores `key` inside the caller's transaction (a sign-in's), replacing the device's earlier key;
-    /// ``AppAttestKeyInUse`` when its key ID is another device's.
+    /// ``AppAttestKeyInUse`` when its key ID is another device's, or when the device is attested with another key that
+    /// this registration's user did not prove (a device UUID is not a secret: nobody re-binds another's attested device).
     static func storeAttestedKey(_ key: AppAttestKeyRecord, on sql: any SQLDatabase) async throws {
         if let owner = try await sql.raw("SELECT device_id FROM app_attest_keys WHERE key_id = \(bind: key.keyID)").first()?.string("device_id"),
             owner != key.deviceID
         {
             throw AppAttestKeyInUse()
         }
+        if let current = try await sql.raw("SELECT key_id, user_id FROM app_attest_keys WHERE device_id = \(bind: key.deviceID)").first() {
+            let currentUser = try current.optionalString("user_id")
+            guard try current.string("key_id") == key.keyID || (currentUser != nil && currentUser == key.userID) else {
+                throw AppAttestKeyInUse()
+            }
+        }
         try await sql.raw("DELETE FROM app_attest_keys WHERE device_id = \(bind: key.deviceID)").run()
         do {
             try await sql.raw(
                 """
-                INSERT INTO app_attest_keys (device_id, key_id, public_key, counter, receipt, app_id, method, debug_token_id, attested_at)
+                INSERT INTO app_attest_keys (
+                    device_id, key_id, public_key, counter, receipt, app_id, method, debug_token_id, attested_at, user_id)
                 VALUES (\(bind: key.deviceID), \(bind: key.keyID), \(bind: key.publicKey.map(AppAttestBase64.encode)), \(bind: Int64(key.counter)),
                         \(bind: key.receipt.map(AppAttestBase64.encode)), \(bind: key.appID), \(bind: key.method.rawValue),
-                        \(bind: key.debugTokenID), \(bind: key.attestedAt.stored))
+                        \(bind: key.debugTokenID), \(bind: key.attestedAt.stored), \(bind: key.userID))
                 """
             ).run()
         } catch StoreError.conflict {
@@ -81,12 +89,16 @@ extension SQLLatchkeyStore: AppAttestStore {
         }
     }
 
-    package func attestedDevices(among deviceIDs: [String]) async throws -> Set<String> {
+    package func attestedDevices(among deviceIDs: [String], userID: String) async throws -> Set<String> {
         guard !deviceIDs.isEmpty else { return [] }
         return try await self.database.read { sql in
             var found: Set<String> = []
             for id in deviceIDs {
-                if try await sql.raw("SELECT 1 AS one FROM app_attest_keys WHERE device_id = \(bind: id)").first() != nil { found.insert(id) }
+                if try await sql.raw("SELECT 1 AS one FROM app_attest_keys WHERE device_id = \(bind: id) AND user_id = \(bind: userID)").first()
+                    != nil
+                {
+                    found.insert(id)
+                }
             }
             return found
         }

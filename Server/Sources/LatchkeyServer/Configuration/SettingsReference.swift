@@ -147,8 +147,8 @@ public enum SettingsReference {
         "limits.app-attest-challenge.limit": "App Attest challenges (`POST /api/v1/app-attest/challenge`) per client IP (IPv6 per /64) in "
             + "the window; 0 turns the limit off.",
         "limits.app-attest-challenge.window": "Seconds of the rolling window of `limits.app-attest-challenge`.",
-        "limits.app-attest.limit": "App Attest attestations and assertions per key ID and, apart, per client IP (IPv6 per /64) in the window, "
-            + "never globally; 0 turns the limit off.",
+        "limits.app-attest.limit": "App Attest attestations per key ID and, apart, per client IP (IPv6 per /64), assertions per client IP, "
+            + "in the window; never globally; 0 turns the limit off.",
         "limits.app-attest.window": "Seconds of the rolling window of `limits.app-attest`.",
         "limits.passkeys.limit": "Passkey options (`POST /api/v1/passkeys/register/options`, `POST /api/v1/passkeys/authenticate/options`) and "
             + "sign-ins (`POST /api/v1/passkeys/authenticate`) together per client IP (IPv6 per /64) in the window; 0 turns the limit off.",

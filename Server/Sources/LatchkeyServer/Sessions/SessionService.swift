@@ -73,7 +73,9 @@ package struct SessionService: Sendable {
         let extra = try await (claims ?? self.pendingClaims()).claims(userID: userID, amr: amr)
         var attested = false
         if let attestations = self.attestations, let deviceID {
-            attested = try await attestations.attestedKey(deviceID: deviceID) != nil
+            // The device's key counts only for the user whose registration proved it (a guest's key proves nothing
+            // about whoever registers that device UUID later).
+            attested = try await attestations.attestedKey(deviceID: deviceID).map { $0.userID == userID } ?? false
         }
         let access = try await self.tokens.issue(
             kind: .session, subject: userID, sessionID: sessionID, deviceID: deviceID, lifetime: self.policy.sessionLifetime,

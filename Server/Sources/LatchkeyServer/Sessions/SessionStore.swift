@@ -377,7 +377,10 @@ extension SQLLatchkeyStore: SessionStore {
             }
         }
         try await session.claims?.callHookBeforeCommit(amr: session.amr, on: sql)
-        if let attestation = session.attestation { try await Self.storeAttestedKey(attestation, on: sql) }
+        if var attestation = session.attestation {
+            attestation.userID = session.userID
+            try await Self.storeAttestedKey(attestation, on: sql)
+        }
         try await sql.raw(
             """
             INSERT INTO sessions (id, user_id, device_id, created_at, dpop_thumbprint, access_code_id, amr, aal2_at)

@@ -346,7 +346,8 @@ enum Migrations {
                 """
                 CREATE TABLE app_attest_keys (
                     device_id TEXT PRIMARY KEY, key_id TEXT NOT NULL UNIQUE, public_key TEXT, counter BIGINT NOT NULL, receipt TEXT,
-                    app_id TEXT, method TEXT NOT NULL, debug_token_id TEXT, attested_at DOUBLE PRECISION NOT NULL) {clustered}
+                    app_id TEXT, method TEXT NOT NULL, debug_token_id TEXT, attested_at DOUBLE PRECISION NOT NULL,
+                    user_id TEXT) {clustered}
                 """,
                 // A challenge the server handed out, by the SHA-256 (hex) of its 32 bytes, until it is used (once) or expires.
                 "CREATE TABLE app_attest_challenges (id TEXT PRIMARY KEY, expires_at DOUBLE PRECISION NOT NULL) {clustered}",

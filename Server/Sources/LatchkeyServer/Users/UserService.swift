@@ -37,7 +37,7 @@ public struct UserService: Sendable {
         guard let stored = try await self.store.profile(ofUser: token.userID, usageSince: self.budgets.periodStart) else {
             throw TokenRejection.revoked
         }
-        let attested = try await self.attestations?.attestedDevices(among: stored.devices.map(\.id)) ?? []
+        let attested = try await self.attestations?.attestedDevices(among: stored.devices.map(\.id), userID: stored.user.id) ?? []
         return UserProfile(
             userID: stored.user.id, kind: stored.user.kind, createdAt: stored.user.createdAt, tokenKind: token.kind, sessionID: token.sessionID,
             identities: stored.identities.map { UserProfile.Identity(provider: $0.provider, subject: $0.subject, createdAt: $0.createdAt) },
