@@ -81,7 +81,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import Prehashed
 from cryptography.x509 import verification
 from cryptography.x509.oid import NameOID
 
-from interop_checks import RESULTS
+from interop_checks import RESULTS, CheckFailed, free_port, poll, stopped
 from interop_checks import check as _check
 
 TIMEOUT = 10  # seconds per HTTP request to a server
@@ -107,38 +107,10 @@ def check(name: str, ok: Any, detail: str = "") -> bool:
     return _check(name, ok, "" if ok else detail)
 
 
-class CheckFailed(Exception):
-    """A step the following ones depend on failed: the part stops there (recorded: already a FAIL line)."""
-
-    def __init__(self, message: str, recorded: bool = False) -> None:
-        super().__init__(message)
-        self.recorded = recorded
-
-
 def require(name: str, ok: bool, detail: str = "") -> None:
+    """A check the following steps depend on (this suite's `check`: the detail only on a FAIL)."""
     if not check(name, ok, detail):
         raise CheckFailed(name, recorded=True)
-
-
-def stopped(failure: CheckFailed, what: str) -> None:
-    if not failure.recorded:
-        check(str(failure), False)
-    print(f"  ({what} stopped here)")
-
-
-def poll(predicate: Callable[[], Any], seconds: float, interval: float = 0.05) -> Any:
-    deadline = time.monotonic() + seconds
-    while True:
-        value = predicate()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(interval)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def sha256(data: bytes) -> bytes:

@@ -1,4 +1,5 @@
-"""Checks and HTTP calls shared by the interop suites that report PASS/FAIL lines (admin_browser.py, storage_seeds.py).
+"""Checks and HTTP calls shared by the interop suites that report PASS/FAIL lines (admin_browser.py, storage_seeds.py,
+webhooks_interop.py, app_attest_interop.py).
 
 Each suite imports what it needs; scripts/test runs them as scripts, so this file's folder is on sys.path.
 """
@@ -6,6 +7,8 @@ Each suite imports what it needs; scripts/test runs them as scripts, so this fil
 from __future__ import annotations
 
 import json
+import socket
+import time
 import urllib.error
 import urllib.request
 
@@ -16,6 +19,43 @@ def check(name, ok, detail=""):
     RESULTS.append(bool(ok))
     print(f"{'PASS' if ok else 'FAIL'}: {name}" + (f"  [{detail}]" if detail else ""), flush=True)
     return bool(ok)
+
+
+class CheckFailed(Exception):
+    """A step the following ones depend on failed: the part stops there (recorded: already a FAIL line)."""
+
+    def __init__(self, message, recorded=False):
+        super().__init__(message)
+        self.recorded = recorded
+
+
+def require(name, ok, detail=""):
+    """A check the following steps depend on: CheckFailed when it fails."""
+    if not check(name, ok, detail):
+        raise CheckFailed(name, recorded=True)
+
+
+def stopped(failure, what):
+    """Reports a step that could not go on; a failure no check has reported yet is a FAIL of its own."""
+    if not failure.recorded:
+        check(str(failure), False)
+    print(f"  ({what} stopped here)")
+
+
+def poll(predicate, seconds, interval=0.05):
+    """The first truthy value of predicate() within `seconds`, else the last (falsy) one."""
+    deadline = time.monotonic() + seconds
+    while True:
+        value = predicate()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(interval)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 class NoRedirect(urllib.request.HTTPRedirectHandler):

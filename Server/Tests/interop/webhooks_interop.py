@@ -65,7 +65,7 @@ import urllib.request
 import uuid
 from typing import Any, Callable
 
-from interop_checks import RESULTS, check
+from interop_checks import RESULTS, CheckFailed, check, free_port, poll, require, stopped
 from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
@@ -76,41 +76,6 @@ RETRY_SCHEDULE = [1] * 20  # webhooks.retry-schedule: 20 retries a second apart,
 SEEN_SECRETS: set[str] = set()  # every token and secret of the run: none may be in a webhook body
 SEEN_CODES: set[str] = set()  # the mailed codes: none may be a value in a webhook's data
 
-
-class CheckFailed(Exception):
-    """A step the following ones depend on failed: the part stops there (recorded: already a FAIL line)."""
-
-    def __init__(self, message: str, recorded: bool = False) -> None:
-        super().__init__(message)
-        self.recorded = recorded
-
-
-def require(name: str, ok: bool, detail: str = "") -> None:
-    if not check(name, ok, detail):
-        raise CheckFailed(name, recorded=True)
-
-
-def stopped(failure: CheckFailed, what: str) -> None:
-    """Reports a step that could not go on; a failure no check has reported yet is a FAIL of its own."""
-    if not failure.recorded:
-        check(str(failure), False)
-    print(f"  ({what} stopped here)")
-
-
-def poll(predicate: Callable[[], Any], seconds: float, interval: float = 0.05) -> Any:
-    """The first truthy value of predicate() within `seconds`, else the last (falsy) one."""
-    deadline = time.monotonic() + seconds
-    while True:
-        value = predicate()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(interval)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def whsec() -> str:
