@@ -77,7 +77,9 @@ extension LatchkeySession {
     /// With ``Configuration/appAttest``, the request carries the device's App Attest proof: its attestation as
     /// `{"app_attest": …}` until the server has accepted one, then an assertion (`X-App-Attest-Assertion` over this
     /// request, with the fresh challenge it covers in `X-App-Attest-Challenge`). The server answers an unattested device
-    /// that its policy refuses with ``LatchkeyError/rejected(_:)`` `attestation_required`.
+    /// that its policy refuses with ``LatchkeyError/rejected(_:)`` `attestation_required`. An attested device whose key
+    /// is gone (a restore onto another phone) is refused `invalid_assertion`: the server takes no new key for an attested
+    /// guest device ID, so ``resetDeviceIdentity()`` goes on as a new guest device.
     ///
     /// When the token is about to expire the session ends (``AuthState/signedOut(reason:)`` with ``SignOutReason/sessionExpired``, or ``AuthState/signedOut(reason:)``
     /// at launch) and the app asks for a new guest token. Runs after the sign-ins started before it; a second call while
