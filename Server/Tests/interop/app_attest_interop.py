@@ -81,7 +81,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import Prehashed
 from cryptography.x509 import verification
 from cryptography.x509.oid import NameOID
 
-from interop_checks import RESULTS, CheckFailed, free_port, poll, stopped
+from interop_checks import RESULTS, CheckFailed, free_port, poll, serve, stop, stopped
 from interop_checks import check as _check
 
 TIMEOUT = 10  # seconds per HTTP request to a server
@@ -478,33 +478,11 @@ class Server:
         return {k: v for k, v in os.environ.items() if not k.startswith("LATCHKEY_")}
 
     def start(self, seconds: float = 60) -> None:
-        log = open(self.log_path, "ab")
-        self.process = subprocess.Popen(
-            [self.binary, "serve", "--host", "127.0.0.1", "--port", str(self.port), "--public-url", self.base,
-             "--config", self.config_path],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=self.environment())
-        log.close()
-
-        def ready() -> bool:
-            if self.process.poll() is not None:
-                return True
-            try:
-                with urllib.request.urlopen(f"{self.base}/api/v1/health/ready", timeout=2) as response:
-                    return response.status == 200
-            except (urllib.error.URLError, OSError):
-                return False
-
-        if not poll(ready, seconds, 0.05) or self.process.poll() is not None:
-            raise CheckFailed(f"latchkey serve ({self.name}) did not become ready; its log ends: {self.tail(3).strip()}")
+        self.process = serve(
+            self.binary, self.port, self.base, self.config_path, self.log_path, self.environment(), self.name, self.tail, seconds)
 
     def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(5)
+        stop(self.process)
 
     def tail(self, lines: int = 15) -> str:
         return "".join(self.log().splitlines(keepends=True)[-lines:])

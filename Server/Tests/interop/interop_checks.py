@@ -7,7 +7,9 @@ Each suite imports what it needs; scripts/test runs them as scripts, so this fil
 from __future__ import annotations
 
 import json
+import signal
 import socket
+import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -56,6 +58,40 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+
+def serve(binary, port, base, config_path, log_path, env, name, tail, seconds=60):
+    """Starts `latchkey serve` on 127.0.0.1:`port` with `config_path`, its output appended to `log_path`, and waits for
+    /api/v1/health/ready: the process, or CheckFailed (with the last lines of `tail()`) when it exits or is not ready."""
+    with open(log_path, "ab") as log:
+        process = subprocess.Popen(
+            [binary, "serve", "--host", "127.0.0.1", "--port", str(port), "--public-url", base, "--config", config_path],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env)
+
+    def ready():
+        if process.poll() is not None:
+            return True
+        try:
+            with urllib.request.urlopen(f"{base}/api/v1/health/ready", timeout=2) as response:
+                return response.status == 200
+        except (urllib.error.URLError, OSError):
+            return False
+
+    if not poll(ready, seconds, 0.05) or process.poll() is not None:
+        raise CheckFailed(f"latchkey serve ({name}) did not become ready; its log ends: {tail(3).strip()}")
+    return process
+
+
+def stop(process):
+    """SIGTERM, then SIGKILL when the process has not exited within 15 s."""
+    if process and process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(5)
 
 
 class NoRedirect(urllib.request.HTTPRedirectHandler):

@@ -65,7 +65,7 @@ import urllib.request
 import uuid
 from typing import Any, Callable
 
-from interop_checks import RESULTS, CheckFailed, check, free_port, poll, require, stopped
+from interop_checks import RESULTS, CheckFailed, check, free_port, poll, require, serve, stop, stopped
 from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
@@ -299,25 +299,8 @@ class Server:
         Server.PROCESSES.append(self)
 
     def start(self, seconds: float = 60) -> None:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("LATCHKEY_")}
-        log = open(self.log_path, "ab")
-        self.process = subprocess.Popen(
-            [self.binary, "serve", "--host", "127.0.0.1", "--port", str(self.port), "--public-url", self.base,
-             "--config", self.config_path],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env)
-        log.close()
-
-        def ready() -> bool:
-            if self.process.poll() is not None:
-                return True
-            try:
-                with urllib.request.urlopen(f"{self.base}/api/v1/health/ready", timeout=2) as response:
-                    return response.status == 200
-            except (urllib.error.URLError, OSError):
-                return False
-
-        if not poll(ready, seconds, 0.05) or self.process.poll() is not None:
-            raise CheckFailed(f"latchkey serve ({self.name}) did not become ready; its log ends: {self.tail(3).strip()}")
+        self.process = serve(
+            self.binary, self.port, self.base, self.config_path, self.log_path, {k: v for k, v in os.environ.items() if not k.startswith("LATCHKEY_")}, self.name, self.tail, seconds)
 
     def kill9(self) -> None:
         if self.process and self.process.poll() is None:
@@ -325,13 +308,7 @@ class Server:
             self.process.wait(10)
 
     def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(5)
+        stop(self.process)
 
     def tail(self, lines: int = 15) -> str:
         try:
