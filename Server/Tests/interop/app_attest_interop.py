@@ -107,6 +107,23 @@ def check(name: str, ok: Any, detail: str = "") -> bool:
     return _check(name, ok, "" if ok else detail)
 
 
+def at_once(count: int, request: Callable[[int], Any]) -> list[Any]:
+    """request(0) … request(count - 1) from as many threads released together; each answer (None: no answer in time)."""
+    barrier = threading.Barrier(count)
+    answers: list[Any] = [None] * count
+
+    def run(i: int) -> None:
+        barrier.wait()
+        answers[i] = request(i)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(TIMEOUT + 5)
+    return answers
+
+
 def require(name: str, ok: bool, detail: str = "") -> None:
     """A check the following steps depend on (this suite's `check`: the detail only on a FAIL)."""
     if not check(name, ok, detail):
@@ -696,20 +713,9 @@ def guests_part(server: Server, ca: TestCA) -> None:
           answered(result))
     # Two racing assertions with one counter, each with its own fresh challenge: exactly one wins.
     challenges = [server.challenge(), server.challenge()]
-    barrier = threading.Barrier(2)
-    results: list[tuple[int, Any, dict[str, str]] | None] = [None, None]
-
-    def race(i: int) -> None:
-        made = assertion(device, assertion_client_data_hash(b"", base64.b64decode(challenges[i])), 7)
-        barrier.wait()
-        results[i] = server.guest(device.id, raw=b"", headers={"X-App-Attest-Assertion": b64(made),
-                                                               "X-App-Attest-Challenge": challenges[i]})
-
-    threads = [threading.Thread(target=race, args=(i,)) for i in (0, 1)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(TIMEOUT + 5)
+    made = [assertion(device, assertion_client_data_hash(b"", base64.b64decode(challenges[i])), 7) for i in (0, 1)]
+    results = at_once(2, lambda i: server.guest(device.id, raw=b"", headers={"X-App-Attest-Assertion": b64(made[i]),
+                                                                              "X-App-Attest-Challenge": challenges[i]}))
     statuses = sorted(r[0] if r else 0 for r in results)
     codes = [error_code(r[1]) for r in results if r and r[0] != 201]
     check("two racing assertions with one counter (7): one 201, the other 401 invalid_assertion",
@@ -797,18 +803,7 @@ def guests_part(server: Server, ca: TestCA) -> None:
     text = server.challenge()
     racers = [Device(), Device()]
     bodies = [{"app_attest": evidence(server, ca, racer, challenge=text)} for racer in racers]
-    barrier = threading.Barrier(2)
-    answers: list[tuple[int, Any, dict[str, str]] | None] = [None, None]
-
-    def race(i: int) -> None:
-        barrier.wait()
-        answers[i] = server.guest(racers[i].id, bodies[i])
-
-    threads = [threading.Thread(target=race, args=(i,)) for i in (0, 1)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(TIMEOUT + 5)
+    answers = at_once(2, lambda i: server.guest(racers[i].id, bodies[i]))
     statuses = sorted(a[0] if a else 0 for a in answers)
     codes = [error_code(a[1]) for a in answers if a and a[0] != 201]
     check("two devices racing with one challenge: one 201, the other 400 invalid_challenge",
