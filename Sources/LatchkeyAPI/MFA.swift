@@ -43,6 +43,8 @@ public struct AuthenticationMethod: OpenWireValue, CaseIterable {
     public static let email = AuthenticationMethod(rawValue: "email")
     /// Sign in with Apple.
     public static let apple = AuthenticationMethod(rawValue: "apple")
+    /// Google Sign-In (a Google ID token).
+    public static let google = AuthenticationMethod(rawValue: "google")
     /// A configured identity provider's token (token exchange).
     public static let federated = AuthenticationMethod(rawValue: "fed")
     /// An access code issued by support.
@@ -52,7 +54,7 @@ public struct AuthenticationMethod: OpenWireValue, CaseIterable {
     /// A single-use recovery code.
     public static let recovery = AuthenticationMethod(rawValue: "recovery")
     public static let allCases: [AuthenticationMethod] = [
-        .device, .hardwareKey, .password, .email, .apple, .federated, .accessCode, .otp, .recovery, .user,
+        .device, .hardwareKey, .password, .email, .apple, .google, .federated, .accessCode, .otp, .recovery, .user,
     ]
 }
 

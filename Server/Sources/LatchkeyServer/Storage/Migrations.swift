@@ -360,6 +360,19 @@ enum Migrations {
                 """,
             ]
         ),
+        (
+            18,
+            [
+                // "Where you're signed in": how a session began (`device`, `password`, `apple`, `google`, `passkey`,
+                // `access_code`, `federated`; NULL for a session stored before: told by its `amr`) and when it was last
+                // used (its creation, then each refresh).
+                "ALTER TABLE sessions ADD COLUMN method TEXT",
+                "ALTER TABLE sessions ADD COLUMN last_used_at DOUBLE PRECISION",
+                // Console roles, cumulative: viewer (read only) ⊂ support (user actions) ⊂ owner (keys, admins, codes).
+                // Accounts made before roles existed are owners.
+                "ALTER TABLE admin_accounts ADD COLUMN role TEXT NOT NULL DEFAULT 'owner'",
+            ]
+        ),
     ]
 
     /// Applies every migration not yet recorded, all in one transaction.
