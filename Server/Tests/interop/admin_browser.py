@@ -10,8 +10,8 @@ The CLI gets this process's environment: LATCHKEY_MASTER_KEY when the server has
 the database is used, as by the server), and LATCHKEY_PUBLIC_URL=BASE_URL unless set.
 
 What it does, as an operator would:
-  1. `latchkey admin create --role owner` -> a setup link; opens it, sets a password, and is held at the enrolment of a second
-     factor (admin.require-mfa): /admin redirects there; the page shows the key's QR code as an inline <svg>
+  1. `latchkey admin create --role owner` -> a setup link; opens it, sets a password, and is held at the enrolment of a
+     second factor (admin.require-mfa): /admin redirects there; the page shows the key's QR code as an inline <svg>
      (figure#qr) and the key in code#totp-secret; a wrong code (form#enrol, field `code`) is refused with .flash.error;
      the authenticator app's code (computed here with pyotp when installed, else RFC 6238 in this script) confirms it and
      ten recovery codes are shown (ul#recovery-codes); then the overview (#stats, the inline svg#activity-chart,
@@ -175,7 +175,8 @@ def console_request(base, path, cookie=None, fields=None):
     if fields is not None:
         data = urllib.parse.urlencode(fields).encode()
         headers["Content-Type"] = "application/x-www-form-urlencoded"
-    request = urllib.request.Request(base + path, data=data, headers=headers, method="POST" if data is not None else "GET")
+    method = "POST" if data is not None else "GET"
+    request = urllib.request.Request(base + path, data=data, headers=headers, method=method)
     opener = urllib.request.build_opener(NoRedirect)
     try:
         with opener.open(request, timeout=TIMEOUT) as response:
@@ -198,7 +199,7 @@ class SMTPPeer:
         self.http = ready.get("http")
 
     def messages(self, to, wait=0.0, at_least=1):
-        """The mails the peer stored for `to`, oldest first; with `wait`, until there are `at_least` or the time is up."""
+        """The mails the peer stored for `to`, oldest first; with `wait`, until there are `at_least` or time is up."""
         deadline = time.monotonic() + wait
         while True:
             query = urllib.parse.urlencode({"to": to, "wait": f"{max(0.0, min(5.0, deadline - time.monotonic())):.1f}"})
@@ -292,8 +293,8 @@ class Browser:
         """Switches the browser to another admin's console session (cookies kept from its sign-in), or none."""
         self.driver.delete_all_cookies()
         for cookie in cookies or ():
-            self.driver.add_cookie({k: v for k, v in cookie.items() if k in ("name", "value", "path", "secure", "httpOnly",
-                                                                              "expiry", "sameSite")})
+            kept = ("name", "value", "path", "secure", "httpOnly", "expiry", "sameSite")
+            self.driver.add_cookie({k: v for k, v in cookie.items() if k in kept})
 
     # Navigation ---------------------------------------------------------------------------------------
     def url(self, path):
@@ -411,8 +412,11 @@ class Browser:
                     var r = e.getBoundingClientRect(); return r.right > limit + 0.5 && r.width > 0;
                 }).filter(function (e, _, all) { return !all.some(function (o) { return o !== e && o.contains(e); }); })
                   .slice(0, 5).map(function (e) {
-                    return e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') + (e.className && e.className.baseVal === undefined
-                        ? '.' + String(e.className).trim().split(/\s+/).join('.') : '') + ' ' + Math.round(e.getBoundingClientRect().right) + 'px';
+                    var name = e.tagName.toLowerCase() + (e.id ? '#' + e.id : '');
+                    if (typeof e.className === 'string' && e.className.trim()) {
+                        name += '.' + e.className.trim().split(/\s+/).join('.');
+                    }
+                    return name + ' ' + Math.round(e.getBoundingClientRect().right) + 'px';
                   });""")
             check(f"{self.page}: no horizontal scrolling at {PHONE[0]} px (scrollWidth {scroll} <= innerWidth {inner})",
                   scroll <= inner and inner == PHONE[0], f"wider: {wide}" if wide else "")
@@ -503,7 +507,8 @@ def admin_setup_link(args, base, email, role):
     done = subprocess.run([args.latchkey, "admin", "create", email, "--role", role, "--database", args.database],
                           env=env, capture_output=True, text=True, timeout=120)
     lines = [line for line in done.stdout.splitlines() if line.strip()]
-    require(f"`latchkey admin create --role {role}` exits 0 and prints one line", done.returncode == 0 and len(lines) == 1,
+    require(f"`latchkey admin create --role {role}` exits 0 and prints one line",
+            done.returncode == 0 and len(lines) == 1,
             f"exit {done.returncode}, {len(lines)} line(s); stderr: {done.stderr.strip()[:300]}")
     link = urllib.parse.urlsplit(lines[0].strip())
     query = urllib.parse.parse_qs(link.query)
