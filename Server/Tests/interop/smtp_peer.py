@@ -30,6 +30,8 @@ Behaviour by recipient local part (before any "+tag"), on every port:
   slow@...      RCPT TO answered after --slow-seconds (default 5)
   drop@...      DATA: answers 354, reads one line of the message, then aborts the connection (nothing stored)
   anything else accepted; the message is stored
+An address given a behaviour through PUT /behaviours has that one instead, whatever its local part (so one recipient
+can be refused first and accepted later, as a mailbox that was full).
 
 HTTP API (JSON):
   GET    /messages[?to=ADDR][&wait=SECONDS]  the stored messages, oldest first, optionally only those with ADDR
@@ -38,6 +40,10 @@ HTTP API (JSON):
                                              {"id", "port", "mail_from", "rcpt_tos", "raw", "tls", "tls_version",
                                               "auth": null | {"mechanism", "username"}, "helo", "received_at"}
   DELETE /messages                           forgets all messages -> {"deleted": n}
+  PUT    /behaviours?to=ADDR&behaviour=NAME  from now on mail to ADDR (the whole address, case-insensitive) behaves as
+                                             NAME: refuse, tempfail, slow, drop, or accept (stored as any other)
+                                             -> {"to", "behaviour"}; 400 for another NAME or no ADDR
+  DELETE /behaviours                         forgets every address's behaviour -> {"deleted": n}
   GET    /health                             {"ok": true}
 
 Needs aiosmtpd (1.4.6) and cryptography.
@@ -70,9 +76,16 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 BEHAVIOURS = {"refuse", "tempfail", "slow", "drop"}
+# Behaviours given to whole addresses (lowercased) through the HTTP API: "accept" or one of BEHAVIOURS.
+OVERRIDES: dict[str, str] = {}
+OVERRIDES_LOCK = threading.Lock()
 
 
 def behaviour_of(address: str) -> str | None:
+    with OVERRIDES_LOCK:
+        override = OVERRIDES.get(address.lower())
+    if override is not None:
+        return override if override in BEHAVIOURS else None
     local = address.rsplit("@", 1)[0].split("+", 1)[0].lower()
     return local if local in BEHAVIOURS else None
 
@@ -292,9 +305,27 @@ def make_http_handler(store: Store):
                 return self.reply(200, store.find(query.get("to", [None])[0], wait))
             return self.reply(404, {"error": "not found"})
 
+        def do_PUT(self):
+            url = urllib.parse.urlsplit(self.path)
+            if url.path != "/behaviours":
+                return self.reply(404, {"error": "not found"})
+            query = urllib.parse.parse_qs(url.query)
+            to, behaviour = query.get("to", [""])[0].strip().lower(), query.get("behaviour", [""])[0]
+            if not to or behaviour not in BEHAVIOURS | {"accept"}:
+                return self.reply(400, {"error": f"to=ADDR and behaviour=one of {sorted(BEHAVIOURS | {'accept'})}"})
+            with OVERRIDES_LOCK:
+                OVERRIDES[to] = behaviour
+            return self.reply(200, {"to": to, "behaviour": behaviour})
+
         def do_DELETE(self):
-            if urllib.parse.urlsplit(self.path).path == "/messages":
+            path = urllib.parse.urlsplit(self.path).path
+            if path == "/messages":
                 return self.reply(200, {"deleted": store.clear()})
+            if path == "/behaviours":
+                with OVERRIDES_LOCK:
+                    count = len(OVERRIDES)
+                    OVERRIDES.clear()
+                return self.reply(200, {"deleted": count})
             return self.reply(404, {"error": "not found"})
 
     return HTTPHandler
