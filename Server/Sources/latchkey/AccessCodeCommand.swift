@@ -64,7 +64,9 @@ struct AccessCodeCommand: AsyncParsableCommand {
             typealias Revoked = (code: AccessCodeRecord, revokedSessions: Int, account: EmailAccountRecord?)
             let revoked: Revoked = try await withAudit(
                 self.options, AuditAction.accessCodeRevoke,
-                { (revoked: Revoked) in ("code \(revoked.code.id)", "user \(revoked.code.userID), \(revoked.revokedSessions) sessions ended") }
+                { (revoked: Revoked) in
+                    ("code \(revoked.code.id)", "user \(revoked.code.userID), \(counted(revoked.revokedSessions, "session")) ended")
+                }
             ) { services in
                 let (code, sessions) = try await services.accessCodes.revoke(id: self.id.lowercased())
                 return (code, sessions, try await services.accounts.account(userID: code.userID))

@@ -21,11 +21,13 @@ struct DevicesCommand: AsyncParsableCommand {
 
         func run() async throws {
             let id = try canonical(self.id)
-            let (secret, revoked) = try await withAudit(self.options, AuditAction.deviceReset, { ("device \(id)", "\($0.1) sessions ended") }) {
+            let (secret, revoked) = try await withAudit(
+                self.options, AuditAction.deviceReset, { ("device \(id)", "\(counted($0.1, "session")) ended") }
+            ) {
                 services in try await services.devices.reset(deviceID: id)
             }
             print(secret)
-            FileHandle.standardError.write(Data("device \(id): new secret above (shown once); \(revoked) sessions ended\n".utf8))
+            FileHandle.standardError.write(Data("device \(id): new secret above (shown once); \(counted(revoked, "session")) ended\n".utf8))
         }
     }
 

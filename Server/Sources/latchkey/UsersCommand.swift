@@ -98,7 +98,12 @@ struct UsersCommand: AsyncParsableCommand {
             try self.confirmation.confirm("delete user \(id) with their devices, sessions and access codes")
             let (deleted, apple) = try await withAudit(
                 self.options, AuditAction.userDelete,
-                { ("user \(id)", "\($0.0.sessionIDs.count) sessions, \($0.0.accessCodeIDs.count) access codes, \($0.1) Apple tokens revoked") }
+                {
+                    (
+                        "user \(id)",
+                        "\(counted($0.0.sessionIDs.count, "session")), \(counted($0.0.accessCodeIDs.count, "access code")), \(counted($0.1, "Apple token")) revoked"
+                    )
+                }
             ) { services in try await services.users.delete(userID: id) }
             print(
                 "deleted user \(deleted.userID) (\(deleted.sessionIDs.count) sessions, \(deleted.accessCodeIDs.count) access codes"
@@ -196,7 +201,7 @@ extension UsersCommand {
         func run() async throws {
             let id = try canonical(self.id)
             let revoked = try await withAudit(
-                self.options, AuditAction.userSessionsRevoke, { (revoked: Int) in ("user \(id)", "\(revoked) sessions ended") }
+                self.options, AuditAction.userSessionsRevoke, { (revoked: Int) in ("user \(id)", "\(counted(revoked, "session")) ended") }
             ) {
                 services in
                 guard try await services.users.user(id: id) != nil else { throw ServiceError.notFound("No user with ID \(id).") }
@@ -347,7 +352,7 @@ extension UsersCommand {
         func run() async throws {
             let id = try canonical(self.id)
             let removed = try await withAudit(
-                self.options, AuditAction.userMFAReset, { (removed: Int) in ("user \(id)", "\(removed) factors removed") }
+                self.options, AuditAction.userMFAReset, { (removed: Int) in ("user \(id)", "\(counted(removed, "factor")) removed") }
             ) {
                 services in
                 guard try await services.users.user(id: id) != nil else { throw ServiceError.notFound("No user with ID \(id).") }

@@ -49,7 +49,7 @@ struct AuditCLITests {
                 #expect(row[4].hasPrefix("cli on "))
                 #expect(try Date(row[0], strategy: .iso8601).timeIntervalSinceNow.magnitude < 120)
             }
-            #expect(rows.first { $0[2] == "user.sessions.revoke" }?[5] == "1 sessions ended")
+            #expect(rows.first { $0[2] == "user.sessions.revoke" }?[5] == "1 session ended")
             #expect(rows.first { $0[2] == "user.budget.set" }?[5] == "limit 50.0")
             // The code is recorded by its ID, never itself.
             #expect(!list.stdout.contains(code))

@@ -97,9 +97,7 @@ extension AdminRoutes {
     }
 
     /// `1 device`, `2 devices`, `0 devices`: a count with its noun, singular only for one.
-    static func count(_ number: Int, _ noun: String, plural: String? = nil) -> String {
-        "\(number) " + (number == 1 ? noun : plural ?? noun + "s")
-    }
+    static func count(_ number: Int, _ noun: String, plural: String? = nil) -> String { counted(number, noun, plural: plural) }
 }
 
 extension AdminTemplates {

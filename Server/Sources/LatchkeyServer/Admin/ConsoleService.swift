@@ -120,7 +120,7 @@ package struct ConsoleService: Sendable {
     func revokeSessions(ofUser user: String, by actor: AuditActor) async throws {
         try await self.requireUser(user)
         let count = try await self.sessions.revokeSessions(ofUser: user)
-        try await self.audit.record(actor, AuditAction.userSessionsRevoke, target: "user \(user)", details: "\(count) sessions ended")
+        try await self.audit.record(actor, AuditAction.userSessionsRevoke, target: "user \(user)", details: "\(counted(count, "session")) ended")
     }
 
     func setBudget(ofUser user: String, to limit: Double, by actor: AuditActor) async throws {
@@ -142,14 +142,15 @@ package struct ConsoleService: Sendable {
         let (deleted, apple) = try await self.users.delete(userID: user)
         try await self.audit.record(
             actor, AuditAction.userDelete, target: "user \(user)",
-            details: "\(deleted.sessionIDs.count) sessions, \(deleted.accessCodeIDs.count) access codes, \(apple) Apple tokens revoked")
+            details: "\(counted(deleted.sessionIDs.count, "session")), \(counted(deleted.accessCodeIDs.count, "access code")), "
+                + "\(counted(apple, "Apple token")) revoked")
     }
 
     /// Removes every second factor and recovery code of `user` (a lost authenticator app); their sessions are kept.
     func resetSecondFactors(ofUser user: String, by actor: AuditActor) async throws {
         try await self.requireUser(user)
         let removed = try await self.secondFactors.reset(userID: user)
-        try await self.audit.record(actor, AuditAction.userMFAReset, target: "user \(user)", details: "\(removed) factors removed")
+        try await self.audit.record(actor, AuditAction.userMFAReset, target: "user \(user)", details: "\(counted(removed, "factor")) removed")
     }
 
     /// Removes the passkey `id` of `user` (a lost or shared device): it signs in no more; sessions are kept.

@@ -39,7 +39,7 @@ package struct BackendService: Sendable {
     package func revokeSessions(ofUser id: String, by actor: AuditActor) async throws -> Int {
         _ = try await self.requireUser(id)
         let count = try await self.sessions.revokeSessions(ofUser: id)
-        try await self.audit.record(actor, AuditAction.userSessionsRevoke, target: "user \(id)", details: "\(count) sessions ended")
+        try await self.audit.record(actor, AuditAction.userSessionsRevoke, target: "user \(id)", details: "\(counted(count, "session")) ended")
         return count
     }
 
@@ -50,7 +50,7 @@ package struct BackendService: Sendable {
         case .unknownUser: throw Self.unknown(id)
         case .alreadyDisabled: return []
         case .disabled(let revoked):
-            try await self.audit.record(actor, AuditAction.userDisable, target: "user \(id)", details: "\(revoked.count) sessions ended")
+            try await self.audit.record(actor, AuditAction.userDisable, target: "user \(id)", details: "\(counted(revoked.count, "session")) ended")
             return revoked
         }
     }
@@ -72,7 +72,8 @@ package struct BackendService: Sendable {
         let (deleted, apple) = try await self.users.delete(userID: id)
         try await self.audit.record(
             actor, AuditAction.userDelete, target: "user \(id)",
-            details: "\(deleted.sessionIDs.count) sessions, \(deleted.accessCodeIDs.count) access codes, \(apple) Apple tokens revoked")
+            details: "\(counted(deleted.sessionIDs.count, "session")), \(counted(deleted.accessCodeIDs.count, "access code")), "
+                + "\(counted(apple, "Apple token")) revoked")
     }
 
     /// Tells the user's apps (their event sockets, in every process) `claims.changed`: the SDK refreshes at once.
