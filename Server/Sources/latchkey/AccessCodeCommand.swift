@@ -72,7 +72,8 @@ struct AccessCodeCommand: AsyncParsableCommand {
                 return (code, sessions, try await services.accounts.account(userID: code.userID))
             }
             let record = revoked.code
-            print("revoked access code \(record.id) for user \(record.userID) (\(revoked.revokedSessions) sessions exchanged from it ended)")
+            print(
+                "revoked access code \(record.id) for user \(record.userID) (\(counted(revoked.revokedSessions, "session")) exchanged from it ended)")
             // A session exchanged from a code can add no way to sign in; an address added since the code was issued is
             // listed anyway, so support can tell whether its holder could have (before that rule, or through another session).
             if let account = revoked.account, account.createdAt >= record.createdAt {

@@ -106,7 +106,7 @@ struct UsersCommand: AsyncParsableCommand {
                 }
             ) { services in try await services.users.delete(userID: id) }
             print(
-                "deleted user \(deleted.userID) (\(deleted.sessionIDs.count) sessions, \(deleted.accessCodeIDs.count) access codes"
+                "deleted user \(deleted.userID) (\(counted(deleted.sessionIDs.count, "session")), \(counted(deleted.accessCodeIDs.count, "access code"))"
                     + (apple > 0 ? ", \(apple) Apple tokens revoked)" : ")"))
         }
     }
@@ -207,7 +207,7 @@ extension UsersCommand {
                 guard try await services.users.user(id: id) != nil else { throw ServiceError.notFound("No user with ID \(id).") }
                 return try await services.sessions.revokeSessions(ofUser: id)
             }
-            print("revoked \(revoked) sessions of user \(id)")
+            print("revoked \(counted(revoked, "session")) of user \(id)")
         }
     }
 
@@ -291,7 +291,9 @@ extension UsersCommand {
 
         func run() async throws {
             let id = try canonical(self.id)
-            let removed = try await withAudit(self.options, AuditAction.userEmailUnset, { ("user \(id)", "\($0.revokedSessions) sessions ended") }) {
+            let removed = try await withAudit(
+                self.options, AuditAction.userEmailUnset, { ("user \(id)", "\(counted($0.revokedSessions, "session")) ended") }
+            ) {
                 services in try await services.accounts.unsetEmail(userID: id)
             }
             print("removed the email address \(removed.email) of user \(id); revoked \(removed.revokedSessions) session(s)")
@@ -313,7 +315,8 @@ extension UsersCommand {
             let id = try canonical(self.id)
             let password = try PasswordPrompt.read("New password: ", confirming: true)
             let revoked = try await withAudit(
-                self.options, AuditAction.userPasswordSet, { ("user \(id)", "\($0.sessions) sessions ended, \($0.devices) devices signed out") }
+                self.options, AuditAction.userPasswordSet,
+                { ("user \(id)", "\(counted($0.sessions, "session")) ended, \(counted($0.devices, "device")) signed out") }
             ) { services in try await services.accounts.setPassword(userID: id, password: password) }
             print("set the password of user \(id); revoked \(revoked.sessions) session(s) and signed out \(revoked.devices) device(s)")
         }
@@ -358,7 +361,7 @@ extension UsersCommand {
                 guard try await services.users.user(id: id) != nil else { throw ServiceError.notFound("No user with ID \(id).") }
                 return try await services.secondFactors.reset(userID: id)
             }
-            print("removed \(removed) second factors of user \(id); sessions kept")
+            print("removed \(counted(removed, "second factor")) of user \(id); sessions kept")
         }
     }
 }

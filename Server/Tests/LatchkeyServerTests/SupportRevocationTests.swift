@@ -185,7 +185,7 @@ struct SupportRevocationTests {
             try await expectAccepted(exchanged.accessToken, by: client)
             let run = try await server.cli("access-code", "revoke", record.id)
             #expect(run.exitCode == 0, "\(run)")
-            #expect(run.stdout.contains("1 sessions exchanged from it ended"))
+            #expect(run.stdout.contains("1 session exchanged from it ended"))
             try await server.services.revocations.poll()
             try await expectRefused(exchanged.accessToken, by: client)
             try await expectAccepted(device.accessToken, by: client)

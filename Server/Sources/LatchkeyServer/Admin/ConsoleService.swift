@@ -167,7 +167,7 @@ package struct ConsoleService: Sendable {
     func revokeCode(_ code: String, by actor: AuditActor) async throws {
         let (record, sessions) = try await self.accessCodes.revoke(id: code)
         try await self.audit.record(
-            actor, AuditAction.accessCodeRevoke, target: "code \(record.id)", details: "user \(record.userID), \(sessions) sessions ended")
+            actor, AuditAction.accessCodeRevoke, target: "code \(record.id)", details: "user \(record.userID), \(counted(sessions, "session")) ended")
     }
 
     func rotateKey(by actor: AuditActor) async throws {
