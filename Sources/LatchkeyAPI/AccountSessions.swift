@@ -34,6 +34,21 @@ public struct AccountSession: Codable, Sendable, Equatable, Identifiable {
         self.current = current
     }
 
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.id = try container.decode(String.self, forKey: .id)
+        // `device_id` is always present: null for a session of no device.
+        if try !container.contains(.deviceID) || container.decodeNil(forKey: .deviceID) {
+            self.deviceID = nil
+        } else {
+            self.deviceID = try container.decode(String.self, forKey: .deviceID)
+        }
+        self.method = try container.decode(String.self, forKey: .method)
+        self.createdAt = try container.decode(Date.self, forKey: .createdAt)
+        self.lastUsedAt = try container.decode(String.self, forKey: .lastUsedAt)
+        self.current = try container.decode(Bool.self, forKey: .current)
+    }
+
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(self.id, forKey: .id)

@@ -13,6 +13,7 @@ import Testing
     func theExportHoldsTheUsersDataUnderThePinnedKeys(transport: Transport) async throws {
         try await withServer(transport) { client, server in
             let first = try await client.registerDevice()
+            server.clock.advance(by: 1)
             let second = try await client.registerAgain(first)
             #expect(try await client.send(.post, "/api/v1/auth/logout", bearer: second.accessToken).status == .ok)
             _ = try await server.services.budgets.setLimit(ofUser: first.userID, to: 50)
