@@ -76,6 +76,26 @@ struct GoogleSignInRefusalTests {
         }
     }
 
+    /// A nonce the app sent is spent by the sign-in, as Apple's: the same token and nonce again is refused (a stolen
+    /// token cannot be replayed); a refused sign-in spends nothing; a token without a nonce is not tracked.
+    @Test func aSentNonceIsSpentOnce() async throws {
+        let server = try await TestServer.google()
+        try await server.test(.router) { client in
+            let subject = UUID().uuidString
+            let nonce = UUID().uuidString
+            let token = try await Peer.googleToken(claims: server.googleClaims(subject: subject, nonce: nonce))
+            Self.expectRefused(try await GoogleSignInTests.signIn(client, token: token, nonce: nonce + "x"))
+            #expect(try await GoogleSignInTests.signIn(client, token: token, nonce: nonce).status == .created)
+            Self.expectRefused(try await GoogleSignInTests.signIn(client, token: token, nonce: nonce))
+            let another = try await Peer.googleToken(claims: server.googleClaims(subject: subject, nonce: nonce))
+            Self.expectRefused(try await GoogleSignInTests.signIn(client, token: another, nonce: nonce))
+            #expect(try await GoogleSignInTests.signIn(client, server: server, subject: subject).status == .ok)
+            let withoutNonce = try await Peer.googleToken(claims: server.googleClaims(subject: subject))
+            #expect(try await GoogleSignInTests.signIn(client, token: withoutNonce).status == .ok)
+            #expect(try await GoogleSignInTests.signIn(client, token: withoutNonce).status == .ok)
+        }
+    }
+
     /// Google puts the nonce in the token as the app gave it: compared raw, byte for byte.
     @Test func theNonceIsComparedRawByteForByte() async throws {
         let server = try await TestServer.google()

@@ -48,7 +48,8 @@ extension FederationRoutes {
             `google.hosted-domains` set, `hd` one of them (a consumer account's token, without `hd`, is refused).
 
             `nonce` is compared raw, byte for byte: Google puts the app's nonce in the token as given, not hashed. When the request \
-            carries `nonce` the token must carry the same; a token that carries a nonce the request does not send is refused. The \
+            carries `nonce` the token must carry the same (each nonce once); a token that carries a nonce the request does not send is \
+            refused. The \
             token's `email` is kept on the identity only when `email_verified` is true, and is never used to find or merge accounts: \
             the Google subject alone names the account.
 

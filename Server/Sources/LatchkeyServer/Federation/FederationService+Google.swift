@@ -9,7 +9,8 @@ extension FederationService {
     /// Google's two; `exp` and `iat`/`nbf` within `google.leeway`; `aud` one of `google.client-ids`; `azp`, when
     /// present, one of them too; the nonce; `hd` when `google.hosted-domains` is set; a subject. Google puts the app's
     /// nonce in the token as it was given, not hashed: with `request.nonce` the token's must equal it byte for byte, and
-    /// a token that carries a nonce the request did not send is refused. The email address is kept only when
+    /// a token that carries a nonce the request did not send is refused; a sent nonce is spent with the sign-in (the same
+    /// nonce again is refused, as Apple's is). The email address is kept only when
     /// `email_verified` is true, and never used to find a user: the Google subject alone names the account.
     package func signInWithGoogle(
         _ request: GoogleSignInRequest, linkingTo bearer: VerifiedToken?, proof: VerifiedProof? = nil
@@ -34,7 +35,14 @@ extension FederationService {
             provider: Self.googleProvider, subject: subject, userID: bearer?.userID ?? "",
             email: claims.flag("email_verified") == true ? claims.string("email") : nil, clientID: nil, sealedRefreshToken: nil,
             createdAt: self.clock.now())
-        let (tokens, outcome) = try await self.completeSignIn(identity, linkingTo: bearer, nonce: nil, proof: proof)
+        // A nonce the app sent is spent with the sign-in, as Apple's is: the same token (or another carrying the same
+        // nonce) is refused from then on. Only its SHA-256 is kept, until the token expires.
+        let spent = request.nonce.map {
+            SpentNonce(
+                hash: "google " + Secret.hash($0),
+                expiresAt: Date(timeIntervalSince1970: claims.seconds("exp") ?? self.clock.now().timeIntervalSince1970) + self.google.leeway)
+        }
+        let (tokens, outcome) = try await self.completeSignIn(identity, linkingTo: bearer, nonce: spent, proof: proof)
         if case .created = outcome { return AppleSignIn(tokens: tokens, created: true) }
         return AppleSignIn(tokens: tokens, created: false)
     }
