@@ -24,6 +24,29 @@ public struct AppleSignInRequest: Codable, Sendable, Equatable {
     }
 }
 
+/// `POST /api/v1/auth/google`: what an app sends after Sign in with Google.
+///
+/// Without a Bearer the Google account signs in (a first sign-in creates a user); with a session's Bearer it is linked
+/// to that session's user, which keeps its ID and data. The app gets the ID token from GoogleSignIn-iOS
+/// (`GIDGoogleUser.idToken.tokenString`).
+public struct GoogleSignInRequest: Codable, Sendable, Equatable {
+    /// The Google ID token (a JWT), as text.
+    public var idToken: String
+    /// The nonce the app gave Google for this sign-in, exactly as given: Google puts it in the ID token unhashed, and the
+    /// server compares the two byte for byte. `nil` when the app gave Google none (the token must then carry none).
+    public var nonce: String?
+
+    enum CodingKeys: String, CodingKey {
+        case idToken = "id_token"
+        case nonce
+    }
+
+    public init(idToken: String, nonce: String? = nil) {
+        self.idToken = idToken
+        self.nonce = nonce
+    }
+}
+
 /// `POST /api/v1/auth/token-exchange`: trades a configured identity provider's token (e.g. a Clerk
 /// session token) for a Latchkey session.
 public struct TokenExchangeRequest: Codable, Sendable, Equatable {

@@ -87,19 +87,24 @@ public struct InvalidTokenResponse: Codable, Sendable, Equatable {
 /// The profile returned by `GET /api/v1/auth/me` and `GET /api/v1/users/me`.
 public struct UserProfile: Codable, Sendable, Equatable {
     public struct Identity: Codable, Sendable, Equatable {
-        /// `apple` or the name of a configured identity provider.
+        /// `apple`, `google` or the name of a configured identity provider.
         public var provider: String
         public var subject: String
         public var createdAt: Date
+        /// The email address the provider gave with the identity, when it gave one (Apple and Google: only an address they
+        /// verified). Shown only: it never finds or merges accounts.
+        public var email: String?
         enum CodingKeys: String, CodingKey {
             case provider
             case subject
             case createdAt = "created_at"
+            case email
         }
-        public init(provider: String, subject: String, createdAt: Date) {
+        public init(provider: String, subject: String, createdAt: Date, email: String? = nil) {
             self.provider = provider
             self.subject = subject
             self.createdAt = createdAt
+            self.email = email
         }
     }
 

@@ -14,7 +14,11 @@ struct AdminCommand: AsyncParsableCommand {
             discussion: """
                 The link opens a page where the person sets their password, which is hashed as app passwords are. For an \
                 existing account, the password is cleared, its sessions end and a new link is printed; its second factor is \
-                kept (admin mfa-reset removes it). The link's address is admin.public-url, else the public URL (or \
+                kept (admin mfa-reset removes it), and so is its role unless --role is given. Roles are cumulative: viewer \
+                (reads every page), support (also acts on users: disable, enable, resend the verification mail, password \
+                reset, mark verified, sessions, budget, second factors, passkeys; retries failed mail), owner (also signing \
+                keys, access codes, deleting users). Audited (admin.create; admin.role.set when an account's role changes). \
+                The link's address is admin.public-url, else the public URL (or \
                 http://HOST:admin.port when the console has a port of its own).
                 """)
 
@@ -23,14 +27,30 @@ struct AdminCommand: AsyncParsableCommand {
         @Argument(help: "The person's email address (their sign-in name).")
         var email: String
 
+        @Option(help: "viewer, support or owner (a new account: support; an existing one keeps its role without this).")
+        var role: AdminRole?
+
         func run() async throws {
             let (account, link, enabled) = try await withServices(self.options) { services in
-                let (account, token) = try await services.admin.createAccount(email: self.email)
-                try await services.audit.record(.commandLine(), AuditAction.adminCreate, target: "admin \(account.email)")
+                let before = try await services.admin.accounts()
+                let (account, token) = try await services.admin.createAccount(email: self.email, role: self.role)
+                if let previous = before.first(where: { $0.id == account.id }) {
+                    try await services.audit.record(
+                        .commandLine(), AuditAction.adminCreate, target: "admin \(account.email)",
+                        details: "new setup link, role \(account.role.rawValue)")
+                    if previous.role != account.role {
+                        try await services.audit.record(
+                            .commandLine(), AuditAction.adminRoleSet, target: "admin \(account.email)",
+                            details: "\(previous.role.rawValue) → \(account.role.rawValue)")
+                    }
+                } else {
+                    try await services.audit.record(
+                        .commandLine(), AuditAction.adminCreate, target: "admin \(account.email)", details: "role \(account.role.rawValue)")
+                }
                 return (account, services.adminSetupLink(token: token), services.configuration.admin.enabled)
             }
             print(link)
-            var note = "admin \(account.email): the setup link above works once, for 24 hours"
+            var note = "admin \(account.email) (\(account.role.rawValue)): the setup link above works once, for 24 hours"
             if !enabled { note += " (admin.enabled is off in this configuration: the server must have it on to serve the console)" }
             FileHandle.standardError.write(Data((note + "\n").utf8))
         }
@@ -48,10 +68,10 @@ struct AdminCommand: AsyncParsableCommand {
             let rows = accounts.map { account in
                 [
                     account.email, account.hasPassword ? "active" : "awaiting setup", account.hasSecondFactor ? "totp" : "none",
-                    account.createdAt.iso8601, account.lastLoginAt?.iso8601 ?? "-",
+                    account.createdAt.iso8601, account.lastLoginAt?.iso8601 ?? "-", account.role.rawValue,
                 ]
             }
-            try printRows(["EMAIL", "STATE", "SECOND FACTOR", "CREATED", "LAST SIGN-IN"], rows, json: self.json)
+            try printRows(["EMAIL", "STATE", "SECOND FACTOR", "CREATED", "LAST SIGN-IN", "ROLE"], rows, json: self.json)
         }
     }
 
@@ -105,3 +125,5 @@ struct AdminCommand: AsyncParsableCommand {
         }
     }
 }
+
+extension AdminRole: ExpressibleByArgument {}

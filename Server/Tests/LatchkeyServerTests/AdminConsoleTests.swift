@@ -49,10 +49,12 @@ final class ConsoleBrowser: @unchecked Sendable {
     }
 
     /// Sets up the admin with a setup link and signs in, enrolling an authenticator app when the console sends it there
-    /// (`admin.require-mfa`); returns the session cookie's Set-Cookie line.
+    /// (`admin.require-mfa`); returns the session cookie's Set-Cookie line. The account has `role` (an owner unless told).
     @discardableResult
-    func setUp(_ server: TestServer, email: String = "ann@example.com", password: String = "a long admin passphrase") async throws -> String {
-        let (_, token) = try await server.services.admin.createAccount(email: email)
+    func setUp(
+        _ server: TestServer, email: String = "ann@example.com", password: String = "a long admin passphrase", role: AdminRole = .owner
+    ) async throws -> String {
+        let (_, token) = try await server.services.admin.createAccount(email: email, role: role)
         let page = try await self.get("/admin/setup?token=\(token)")
         let done = try await self.post(
             "/admin/setup", [("csrf", try Self.csrf(in: page.text)), ("token", token), ("password", password), ("password_confirm", password)])

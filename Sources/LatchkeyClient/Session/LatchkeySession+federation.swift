@@ -46,13 +46,65 @@ extension LatchkeySession {
     private func signInWithAppleNow(
         identityToken: String, rawNonce: String, authorizationCode: String?, linkingCurrentUser: Bool
     ) async throws -> AuthSession {
+        let body = AppleSignInRequest(identityToken: identityToken, rawNonce: rawNonce, authorizationCode: authorizationCode)
+        return try await self.nativeSignIn(
+            "/api/v1/auth/apple", body: body, linkingCurrentUser: linkingCurrentUser, hiding: [identityToken, rawNonce, authorizationCode])
+    }
+
+    /// Signs in with Google (`POST /api/v1/auth/google`), or links Google to this device's anonymous user, and starts the
+    /// session the server returns.
+    ///
+    /// Get the ID token from GoogleSignIn-iOS after the person signs in (`GIDSignInResult.user.idToken?.tokenString`).
+    /// When the app passed a nonce to `GIDSignIn.signIn(withPresenting:hint:additionalScopes:nonce:)`, pass the same nonce
+    /// here, **as it was given, not hashed**: Google puts it in the ID token unchanged and the server compares the two
+    /// byte for byte (unlike Sign in with Apple, whose token carries the nonce's SHA-256). A token with a nonce must come
+    /// with that nonce, and a token without one with none.
+    ///
+    /// ```swift
+    /// let nonce = UUID().uuidString
+    /// let result = try await GIDSignIn.sharedInstance.signIn(
+    ///     withPresenting: viewController, hint: nil, additionalScopes: nil, nonce: nonce)
+    /// guard let idToken = result.user.idToken?.tokenString else { return }
+    /// try await session.signInWithGoogle(idToken: idToken, nonce: nonce)
+    /// ```
+    ///
+    /// Linking, replacing the session in use, and running one sign-in at a time work as in
+    /// ``signInWithApple(identityToken:rawNonce:authorizationCode:linkingCurrentUser:)-(String,_,_,_)``: with
+    /// `linkingCurrentUser` (the default) and a session of this device's user in use, the server links the Google account
+    /// to that user, which keeps its ID and data. The server keeps the account's email address only when Google verified
+    /// it, and never uses it to find or merge accounts. On failure the session in use is kept as it was:
+    /// - ``LatchkeyError/rejected(_:)`` `identity_already_linked`: the Google account belongs to another user (409); nothing was merged.
+    /// - ``LatchkeyError/rejected(_:)`` `sign_in_rejected`: the ID token or nonce was refused (401), e.g. expired, for
+    ///   another app's client ID, or another domain than the server's `google.hosted-domains`.
+    /// - ``LatchkeyError/rejected(_:)`` `not_found` (404): the server has no `google.client-ids`.
+    ///
+    /// Not for sessions configured with a ``Configuration/tokenProvider``: those take every bearer from the provider.
+    ///
+    /// - Parameters:
+    ///   - idToken: the Google ID token (a JWT) GoogleSignIn-iOS returned.
+    ///   - nonce: the nonce given to Google for this sign-in, raw; `nil` when none was given.
+    ///   - linkingCurrentUser: whether to link Google to this device's user when its session is in use.
+    /// - Returns: the new session (for a linked user, the same user ID as before).
+    @discardableResult
+    public func signInWithGoogle(idToken: String, nonce: String? = nil, linkingCurrentUser: Bool = true) async throws -> AuthSession {
+        try await self.serializedSignIn(["google", idToken, nonce, String(linkingCurrentUser)]) {
+            try await self.nativeSignIn(
+                "/api/v1/auth/google", body: GoogleSignInRequest(idToken: idToken, nonce: nonce), linkingCurrentUser: linkingCurrentUser,
+                hiding: [idToken, nonce])
+        }
+    }
+
+    /// Posts a native sign-in's `body` to `path` — with the bearer of this device's user's session when linking — and
+    /// starts the session it answers; no error text keeps any of `secrets`.
+    private func nativeSignIn(
+        _ path: String, body: some Encodable, linkingCurrentUser: Bool, hiding secrets: [String?]
+    ) async throws -> AuthSession {
         var headers = ["Content-Type": "application/json"]
         let bearer = linkingCurrentUser ? try await self.linkingBearer() : nil
         if let bearer { headers["Authorization"] = "Bearer \(bearer)" }
-        let body = AppleSignInRequest(identityToken: identityToken, rawNonce: rawNonce, authorizationCode: authorizationCode)
-        var request = LatchkeyRequest(method: "POST", path: "/api/v1/auth/apple", headers: headers, body: try JSONEncoder().encode(body), auth: .none)
+        var request = LatchkeyRequest(method: "POST", path: path, headers: headers, body: try JSONEncoder().encode(body), auth: .none)
         request.provesDevice = true
-        let pair = try await self.signInPair(request, hiding: [identityToken, rawNonce, authorizationCode, bearer])
+        let pair = try await self.signInPair(request, hiding: secrets + [bearer])
         return try self.begin(self.storedSession(from: pair))
     }
 

@@ -337,7 +337,7 @@ package final class EmailAccountService: Sendable {
     }
 
     /// A fresh code of `purpose` for `userID` and its mail, sealed.
-    private func makeCode(_ purpose: EmailCodePurpose, userID: String, address: EmailAddress, at now: Date) throws -> (NewEmailCode, NewOutboxMail) {
+    func makeCode(_ purpose: EmailCodePurpose, userID: String, address: EmailAddress, at now: Date) throws -> (NewEmailCode, NewOutboxMail) {
         var generator = SystemRandomNumberGenerator()
         let digits = String(UInt32.random(in: 0..<1_000_000, using: &generator))
         let code = String(repeating: "0", count: 6 - digits.count) + digits

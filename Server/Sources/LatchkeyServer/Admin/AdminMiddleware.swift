@@ -50,7 +50,9 @@ struct AdminForm: Decodable, Sendable {
 
 /// Lets through only requests with a live console session (cookie `latchkey_admin`) at one of `stages`, putting it in
 /// the context; others are sent to the sign-in page, or a session at another stage to its own page (the code, the
-/// enrolment) (`refusal` `.signIn`: pages, sign-out), or refused with 403 (`.forbidden`: actions).
+/// enrolment) (`refusal` `.signIn`: pages, sign-out), or refused with 403 (`.forbidden`: actions). A signed-in admin
+/// whose role does not include `role` is answered 403 with the console's page saying so, before any form is read:
+/// nothing is done.
 struct AdminSignInMiddleware: RouterMiddleware {
     typealias Context = AdminRequestContext
     enum Refusal {
@@ -61,6 +63,7 @@ struct AdminSignInMiddleware: RouterMiddleware {
     let admin: AdminService
     let refusal: Refusal
     var stages: Set<AdminSession.Stage> = [.signedIn]
+    var role: AdminRole = .viewer
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let cookie = request.cookies[AdminRoutes.sessionCookie]?.value, let session = try await self.admin.session(cookie: cookie) else {
@@ -75,6 +78,7 @@ struct AdminSignInMiddleware: RouterMiddleware {
             case .forbidden: return AdminRoutes.forbidden()
             }
         }
+        guard session.role.includes(self.role) else { return AdminRoutes.notAllowed(session, needs: self.role) }
         var context = context
         context.session = session
         return try await next(request, context)

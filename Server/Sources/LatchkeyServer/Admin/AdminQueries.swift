@@ -19,6 +19,18 @@ package struct AdminSessionRow: Sendable, Equatable {
     package var lastRefreshAt: Date?
     package var revokedAt: Date?
     package var revokedReason: String?
+    /// How the session began (`device`, `password`, `apple`, `passkey`…): stored since migration 18, else told by the
+    /// first entry of its `amr`.
+    package var method: String?
+    /// When the session was last used (its creation, then each refresh); stored since migration 18.
+    package var lastUsedAt: Date?
+
+    /// The method of a session stored before `sessions.method` existed, from its `amr` (space-separated).
+    static func method(amr: String?) -> String? {
+        guard let first = amr?.split(separator: " ").first.map(String.init) else { return nil }
+        let names: [String: String] = ["pwd": "password", "hwk": "passkey", "fed": "federated", "user": "passkey"]
+        return names[first] ?? first
+    }
 }
 
 /// Reads of the admin console that no other part needs: totals, activity, search, a user's sessions.
@@ -89,7 +101,7 @@ extension SQLLatchkeyStore {
         try await self.database.read { sql in
             try await sql.raw(
                 """
-                SELECT s.id, s.device_id, s.created_at, s.revoked_at, s.revoked_reason,
+                SELECT s.id, s.device_id, s.created_at, s.revoked_at, s.revoked_reason, s.method, s.amr, s.last_used_at,
                     (SELECT MAX(r.used_at) FROM refresh_tokens r WHERE r.session_id = s.id) AS last_refresh_at
                 FROM sessions s WHERE s.user_id = \(bind: userID) ORDER BY s.created_at DESC, s.id LIMIT \(bind: limit)
                 """
@@ -97,7 +109,9 @@ extension SQLLatchkeyStore {
                 AdminSessionRow(
                     id: try row.string("id"), deviceID: try row.optionalString("device_id"), createdAt: try row.date("created_at"),
                     lastRefreshAt: try row.optionalDate("last_refresh_at"), revokedAt: try row.optionalDate("revoked_at"),
-                    revokedReason: try row.optionalString("revoked_reason"))
+                    revokedReason: try row.optionalString("revoked_reason"),
+                    method: try row.optionalString("method") ?? AdminSessionRow.method(amr: try row.optionalString("amr")),
+                    lastUsedAt: try row.optionalDate("last_used_at"))
             }
         }
     }

@@ -31,19 +31,19 @@ extension AdminTemplates {
         "webhooks": """
         <h1>Webhooks</h1>
         <h2>Endpoints</h2>
-        <table id="webhook-endpoints"><thead><tr><th>Name</th><th>URL</th><th>Events</th><th>State</th></tr></thead><tbody>
+        <div class="scroll"><table id="webhook-endpoints"><thead><tr><th>Name</th><th>URL</th><th>Events</th><th>State</th></tr></thead><tbody>
         {{#endpoints}}<tr><td>{{name}}</td><td><code>{{url}}</code></td><td>{{events}}</td>\
         <td{{#disabled}} class="danger"{{/disabled}}>{{state}}</td></tr>{{/endpoints}}
         {{^endpoints}}<tr><td colspan="4" class="muted">No endpoints: set webhooks.endpoints in the configuration file.</td></tr>{{/endpoints}}
-        </tbody></table>
+        </tbody></table></div>
         <p class="muted">A disabled endpoint is enabled again with <code>latchkey webhooks enable &lt;name&gt;</code>.</p>
         <h2>Recent deliveries</h2>
-        <table id="webhook-deliveries"><thead><tr><th>Created</th><th>Event</th><th>Type</th><th>Endpoint</th><th>Status</th>\
+        <div class="scroll"><table id="webhook-deliveries"><thead><tr><th>Created</th><th>Event</th><th>Type</th><th>Endpoint</th><th>Status</th>\
         <th>Attempts</th><th>Last answer</th><th>Last attempt</th></tr></thead><tbody>
         {{#deliveries}}<tr><td>{{created}}</td><td><code>{{event}}</code></td><td><code>{{type}}</code></td><td>{{endpoint}}</td>\
         <td>{{status}}</td><td>{{attempts}}</td><td>{{last_status}}</td><td>{{last_attempt}}</td></tr>{{/deliveries}}
         {{^deliveries}}<tr><td colspan="8" class="muted">No deliveries.</td></tr>{{/deliveries}}
-        </tbody></table>
+        </tbody></table></div>
         """
     ]
 }

@@ -43,6 +43,7 @@ package struct AdminRoutes: Sendable {
     }
 
     package func add(to router: Router<LatchkeyRequestContext>) {
+        router.add(middleware: AdminNotFoundMiddleware(admin: self.admin))
         let group = router.group("admin").add(middleware: AdminHeadersMiddleware())
         group.get("static/admin.css") { _, _ in Self.asset(AdminTemplates.stylesheet, type: "text/css; charset=utf-8") }
         group.get("static/favicon.svg") { _, _ in Self.asset(AdminTemplates.favicon, type: "image/svg+xml") }
@@ -76,9 +77,7 @@ package struct AdminRoutes: Sendable {
             try await self.page(request, context) { session in try await self.user(try Self.uuid(context, "id"), session, flash: Self.flash(request))
             }
         }
-        pages.get("users/:id/delete") { request, context in
-            try await self.page(request, context) { session in try await self.confirmDelete(try Self.uuid(context, "id"), session) }
-        }
+        self.addSupportPages(to: pages)
         pages.get("access-codes") { request, context in
             try await self.page(request, context) { session in try await self.codes(session, flash: Self.flash(request)) }
         }
@@ -88,9 +87,22 @@ package struct AdminRoutes: Sendable {
         pages.get("webhooks") { request, context in try await self.page(request, context) { session in try await self.webhooks(session) } }
         pages.get("audit") { request, context in try await self.page(request, context) { session in try await self.audit(request, session) } }
 
-        // Actions need a session, else 403, and the session's CSRF token in their form.
-        let actions = group.group(context: AdminRequestContext.self)
-            .add(middleware: AdminSignInMiddleware(admin: self.admin, refusal: .forbidden)).add(middleware: forms)
+        // Actions need a session, else 403, and the session's CSRF token in their form; and a role that includes theirs,
+        // else 403 with the console's page. Acting on one user (and retrying mail) is support's; keys, access codes and
+        // deleting users are the owner's.
+        func actionGroup(_ role: AdminRole) -> RouterGroup<AdminRequestContext> {
+            group.group(context: AdminRequestContext.self)
+                .add(middleware: AdminSignInMiddleware(admin: self.admin, refusal: .forbidden, role: role)).add(middleware: forms)
+        }
+        let actions = actionGroup(.support)
+        let owner = actionGroup(.owner)
+        self.addSupportActions(to: actions)
+        // The confirmation page of an owner's action.
+        group.group(context: AdminRequestContext.self)
+            .add(middleware: AdminSignInMiddleware(admin: self.admin, refusal: .signIn, role: .owner)).add(middleware: forms)
+            .get("users/:id/delete") { request, context in
+                try await self.page(request, context) { session in try await self.confirmDelete(try Self.uuid(context, "id"), session) }
+            }
         actions.post("users/:id/sessions/:session/revoke") { request, context in
             try await self.action(request, context) { session, _, actor in
                 let (user, sessionID) = (try Self.uuid(context, "id"), try Self.uuid(context, "session"))
@@ -116,7 +128,7 @@ package struct AdminRoutes: Sendable {
                 return .redirect("/admin/users/\(user)?done=budget-set")
             }
         }
-        actions.post("users/:id/access-codes") { request, context in
+        owner.post("users/:id/access-codes") { request, context in
             try await self.action(request, context) { session, form, actor in
                 let user = try Self.uuid(context, "id")
                 try await self.console.requireUser(user)
@@ -141,7 +153,7 @@ package struct AdminRoutes: Sendable {
                         flash: .ok("Access code issued. Copy it now: it is not shown again.")))
             }
         }
-        actions.post("users/:id/delete") { request, context in
+        owner.post("users/:id/delete") { request, context in
             try await self.action(request, context) { session, form, actor in
                 let user = try Self.uuid(context, "id")
                 try await self.console.requireUser(user)
@@ -164,7 +176,7 @@ package struct AdminRoutes: Sendable {
                 return .redirect("/admin/users/\(user)?done=passkey-removed")
             }
         }
-        actions.post("access-codes/:code/revoke") { request, context in
+        owner.post("access-codes/:code/revoke") { request, context in
             try await self.action(request, context) { _, form, actor in
                 let code = try Self.uuid(context, "code")
                 try await self.console.revokeCode(code, by: actor)
@@ -174,7 +186,7 @@ package struct AdminRoutes: Sendable {
                 return .redirect("/admin/access-codes?done=code-revoked")
             }
         }
-        actions.post("keys/rotate") { request, context in
+        owner.post("keys/rotate") { request, context in
             try await self.action(request, context) { session, form, actor in
                 try await self.admin.confirmPassword(form.password ?? "", session: session)
                 try await self.console.rotateKey(by: actor)
@@ -298,7 +310,7 @@ package struct AdminRoutes: Sendable {
 
     /// A form's POST by the signed-in admin, its CSRF token checked (``AdminSignInMiddleware`` and ``AdminFormMiddleware``
     /// refused anything else with 403, changing nothing); done as the admin, from the client's address.
-    private func action(
+    func action(
         _ request: Request, _ context: AdminRequestContext,
         _ body: (AdminSession, AdminForm, AuditActor) async throws -> ActionResult
     ) async throws -> Response {
@@ -334,13 +346,39 @@ package struct AdminRoutes: Sendable {
     }
 
     private func users(_ request: Request, _ session: AdminSession) async throws -> Response {
-        let query = String((request.uri.queryParameters.get("q") ?? "").prefix(200))
-        let page = max(1, min(10_000, Int(request.uri.queryParameters.get("page") ?? "") ?? 1))
-        var users = try await self.console.searchUsers(query, limit: Self.pageSize + 1, offset: (page - 1) * Self.pageSize)
+        let parameters = request.uri.queryParameters
+        func parameter(_ name: String) -> String {
+            String((parameters.get(name) ?? "").prefix(200)).trimmingCharacters(in: .whitespaces)
+        }
+        let filter = AdminUserFilter(
+            text: parameter("q"), kind: parameter("kind").isEmpty ? nil : parameter("kind"),
+            provider: parameter("provider").isEmpty ? nil : parameter("provider"),
+            disabled: ["true": true, "false": false][parameter("disabled")])
+        let page = max(1, min(10_000, Int(parameters.get("page") ?? "") ?? 1))
+        var users = try await self.console.users(filter, limit: Self.pageSize + 1, offset: (page - 1) * Self.pageSize)
         let more = users.count > Self.pageSize
         users = Array(users.prefix(Self.pageSize))
+        // The filters again in the pager's links (percent-encoded; the template escapes them for HTML).
+        let kept = [("q", filter.text), ("kind", filter.kind ?? ""), ("provider", filter.provider ?? ""), ("disabled", parameter("disabled"))]
+            .filter { !$0.1.isEmpty }
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        let query = kept.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")&" }.joined()
+        let kinds = Set(UserKind.allCases.map(\.rawValue)).subtracting([UserKind.guest.rawValue]).union(filter.kind.map { [$0] } ?? []).sorted()
+        let providers = Set(try await self.console.providers()).union(filter.provider.map { [$0] } ?? []).sorted()
         var values: [String: Any] = [
-            "q": query, "users": users.map { ["id": $0.id, "kind": $0.kind.rawValue, "created": Self.format($0.createdAt)] },
+            "q": filter.text, "query": query, "filtered": !kept.isEmpty,
+            "kinds": kinds.map { ["value": $0, "selected": $0 == filter.kind] },
+            "providers": providers.map { ["value": $0, "selected": $0 == filter.provider] },
+            "enabled_only": filter.disabled == false, "disabled_only": filter.disabled == true,
+            "users": users.map { user -> [String: Any] in
+                [
+                    "id": user.id, "kind": user.kind, "created": Self.format(user.createdAt), "email": user.email ?? "—",
+                    "providers": user.providers.isEmpty ? "—" : user.providers.joined(separator: ", "),
+                    "devices": Self.count(user.devices, "device"), "last_seen": user.lastSeenAt.map(Self.format) ?? "never",
+                    "disabled": user.disabledAt != nil,
+                ]
+            },
         ]
         if page > 1 { values["previous"] = String(page - 1) }
         if more { values["next"] = String(page + 1) }
@@ -362,7 +400,8 @@ package struct AdminRoutes: Sendable {
                 var item: [String: Any] = [
                     "id": row.id, "short": String(row.id.prefix(8)), "created": Self.format(row.createdAt),
                     "last_refresh": row.lastRefreshAt.map(Self.format) ?? "never", "live": row.revokedAt == nil,
-                    "reason": row.revokedReason ?? "revoked",
+                    "reason": row.revokedReason ?? "revoked", "method": row.method ?? "—",
+                    "last_used": (row.lastUsedAt ?? row.lastRefreshAt ?? row.createdAt).consoleDay,
                 ]
                 if let device = row.deviceID { item["device"] = device }
                 return item
@@ -382,6 +421,14 @@ package struct AdminRoutes: Sendable {
             ["type": $0.type.rawValue, "state": $0.confirmed ? "confirmed" : "not confirmed", "created": Self.format($0.createdAt)]
         }
         values["has_factors"] = !detail.factors.isEmpty
+        if let disabledAt = detail.disabledAt { values["disabled"] = Self.format(disabledAt) }
+        values["unverified"] = detail.account.map { $0.verifiedAt == nil } ?? false
+        values["has_email"] = detail.account != nil
+        values["device_count"] = Self.count(detail.devices.count, "device")
+        values["live_count"] = Self.count(detail.sessions.filter { $0.revokedAt == nil }.count, "live session")
+        values["events"] = detail.events.map {
+            ["at": Self.format($0.at), "actor": $0.actor, "action": $0.action, "details": $0.details ?? ""]
+        }
         values["passkeys"] = detail.passkeys.map {
             [
                 "id": $0.id, "name": $0.name, "created": Self.format($0.createdAt), "last_used": $0.lastUsedAt.map(Self.format) ?? "never",
@@ -396,8 +443,9 @@ package struct AdminRoutes: Sendable {
         return self.render(
             "confirm-delete", title: "Delete user", session: session, nav: "users",
             [
-                "id": id, "devices": String(summary.devices), "live": String(summary.liveSessions),
-                "identities": String(summary.identities), "codes": String(summary.codes),
+                "id": id, "devices": Self.count(summary.devices, "device"), "live": Self.count(summary.liveSessions, "live session"),
+                "identities": Self.count(summary.identities, "identity", plural: "identities"),
+                "codes": Self.count(summary.codes, "access code"),
             ])
     }
 
@@ -463,19 +511,34 @@ package struct AdminRoutes: Sendable {
             "recovery-code-used": "You signed in with a recovery code; it cannot be used again.",
             "passkey-removed": "The passkey is removed: it signs in no more. The user's sessions are kept.",
         ]
-        return request.uri.queryParameters.get("done").flatMap { messages[$0] }.map(Flash.ok)
+        return request.uri.queryParameters.get("done").flatMap { messages[$0] ?? Self.supportMessages[$0] }.map(Flash.ok)
     }
 
     func render(
         _ template: String, title: String, session: AdminSession?, nav: String? = nil, _ values: [String: Any], flash: Flash? = nil,
         status: HTTPResponse.Status = .ok
     ) -> Response {
+        Self.render(template, title: title, session: session, nav: nav, values, flash: flash, status: status)
+    }
+
+    /// A console page: `template` inside the layout. The role's abilities are in every template's values (`can_support`,
+    /// `can_own`), so a page shows only the buttons the admin may use (the routes refuse the others anyway).
+    static func render(
+        _ template: String, title: String, session: AdminSession?, nav: String? = nil, _ values: [String: Any], flash: Flash? = nil,
+        status: HTTPResponse.Status = .ok
+    ) -> Response {
         var values = values
-        if let session { values["csrf"] = session.csrf }
+        if let session {
+            values["csrf"] = session.csrf
+            values["can_support"] = session.role.includes(.support)
+            values["can_own"] = session.role.includes(.owner)
+        }
         let body = AdminTemplates.library.render(values, withTemplate: template) ?? ""
         var layout: [String: Any] = ["title": title, "body": body]
         if let session {
-            var admin: [String: Any] = ["email": session.email, "csrf": session.csrf, "signed_in": session.stage == .signedIn]
+            var admin: [String: Any] = [
+                "email": session.email, "csrf": session.csrf, "signed_in": session.stage == .signedIn, "role": session.role.rawValue,
+            ]
             if let nav { admin["nav_" + nav] = true }
             layout["admin"] = admin
         }
@@ -485,10 +548,23 @@ package struct AdminRoutes: Sendable {
             status: status, headers: [.contentType: "text/html; charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(string: html)))
     }
 
-    private func message(_ heading: String, _ text: String, status: HTTPResponse.Status, session: AdminSession? = nil) -> Response {
+    func message(_ heading: String, _ text: String, status: HTTPResponse.Status, session: AdminSession? = nil) -> Response {
+        Self.message(heading, text, status: status, session: session)
+    }
+
+    static func message(_ heading: String, _ text: String, status: HTTPResponse.Status, session: AdminSession? = nil) -> Response {
         let link: [String: Any] =
             session == nil ? ["href": "/admin/login", "label": "Sign in"] : ["href": "/admin", "label": "Back to the overview"]
-        return self.render("message", title: heading, session: session, ["heading": heading, "text": text, "link": link], status: status)
+        return Self.render("message", title: heading, session: session, ["heading": heading, "text": text, "link": link], status: status)
+    }
+
+    /// The answer to a signed-in admin whose role does not reach what they asked for: 403, nothing done.
+    static func notAllowed(_ session: AdminSession, needs role: AdminRole) -> Response {
+        Self.message(
+            "Not allowed",
+            "Your console role is \(session.role.rawValue); this needs \(role.rawValue). Nothing was done. An owner can change roles "
+                + "(latchkey admin create --role).",
+            status: .forbidden, session: session)
     }
 
     static func codeItem(_ code: AccessCodeRecord, now: Date) -> [String: Any] {
@@ -565,11 +641,15 @@ struct AdminHeadersMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var response = try await next(request, context)
+        Self.secure(&response)
+        return response
+    }
+
+    static func secure(_ response: inout Response) {
         response.headers[.contentSecurityPolicy] = "default-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'"
         response.headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
         response.headers[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
         response.headers[HTTPField.Name("Referrer-Policy")!] = "same-origin"
         if response.headers[.cacheControl] == nil { response.headers[.cacheControl] = "no-store" }
-        return response
     }
 }

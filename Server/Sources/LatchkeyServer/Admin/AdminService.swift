@@ -14,6 +14,8 @@ package struct AdminAccount: Sendable, Equatable {
     package var lastLoginAt: Date?
     /// Whether the account has a confirmed TOTP factor.
     package var hasSecondFactor: Bool
+    /// What the account may do in the console.
+    package var role: AdminRole
 }
 
 /// A signed-in console session: its admin, how far its sign-in got, and the CSRF token every form of the session carries.
@@ -28,6 +30,8 @@ package struct AdminSession: Sendable, Equatable {
     package var hasSecondFactor: Bool
     /// The session cookie's value (only in the answer to a sign-in, to set the cookie).
     package var cookie: String?
+    /// What the admin may do, read from their account on every request (a changed role applies at once).
+    package var role: AdminRole = .viewer
 
     /// How far a session's sign-in got: only a ``Stage/signedIn`` session uses the console; the others can do one thing.
     package enum Stage: Sendable, Hashable, CaseIterable {
@@ -87,16 +91,17 @@ package final class AdminService: Sendable {
 
     // MARK: Accounts (CLI)
 
-    /// Creates an admin account for `email`, or gives an existing one a new setup link (its password is cleared and its
-    /// sessions end); returns the setup token (shown once, in the link). Failed sign-ins counted against the address
-    /// before are forgotten: a lockout holds back sign-ins only, never the admin named here (anyone can fail sign-ins
-    /// with an address, before or after it has an account).
-    package func createAccount(email: String) async throws -> (account: AdminAccount, setupToken: String) {
+    /// Creates an admin account for `email` with `role` (nil: `support`), or gives an existing one a new setup link (its
+    /// password is cleared and its sessions end) and, when `role` is given, that role; returns the setup token (shown
+    /// once, in the link). Failed sign-ins counted against the address before are forgotten: a lockout holds back
+    /// sign-ins only, never the admin named here (anyone can fail sign-ins with an address, before or after it has an
+    /// account).
+    package func createAccount(email: String, role: AdminRole? = nil) async throws -> (account: AdminAccount, setupToken: String) {
         let address = try EmailAddress(parsing: email)
         let token = Secret.generate()
         let now = self.clock.now()
         let account = try await self.store.upsertAdminAccount(
-            id: UUID().uuidString.lowercased(), email: address.address, emailKey: address.key, setupHash: Secret.hash(token),
+            id: UUID().uuidString.lowercased(), email: address.address, emailKey: address.key, role: role, setupHash: Secret.hash(token),
             setupExpiresAt: now.addingTimeInterval(Self.setupLifetime), at: now)
         try await self.limiter.reset(self.limits.loginFailures, key: "admin " + address.key)
         return (account, token)
@@ -203,7 +208,7 @@ package final class AdminService: Sendable {
             }
         return AdminSession(
             adminID: account.id, email: account.email, csrf: self.csrfToken(cookie: cookie), idHash: idHash, stage: stage,
-            hasSecondFactor: account.hasSecondFactor, cookie: nil)
+            hasSecondFactor: account.hasSecondFactor, cookie: nil, role: account.role)
     }
 
     /// Ends the session of a cookie.
@@ -243,11 +248,13 @@ extension SQLLatchkeyStore {
         AdminAccount(
             id: try row.string("id"), email: try row.string("email"), hasPassword: try row.optionalString("password_hash") != nil,
             createdAt: try row.date("created_at"), lastLoginAt: try row.optionalDate("last_login_at"),
-            hasSecondFactor: try row.optionalDate("totp_confirmed_at") != nil)
+            hasSecondFactor: try row.optionalDate("totp_confirmed_at") != nil,
+            // An unknown value (a newer server's role) reads as the least: nothing is granted by mistake.
+            role: try row.optionalString("role").flatMap(AdminRole.init(rawValue:)) ?? .viewer)
     }
 
     func upsertAdminAccount(
-        id: String, email: String, emailKey: String, setupHash: String, setupExpiresAt: Date, at time: Date
+        id: String, email: String, emailKey: String, role: AdminRole?, setupHash: String, setupExpiresAt: Date, at time: Date
     ) async throws
         -> AdminAccount
     {
@@ -260,12 +267,16 @@ extension SQLLatchkeyStore {
                         setup_expires_at = \(bind: setupExpiresAt.stored) WHERE id = \(bind: id)
                     """
                 ).run()
+                if let role {
+                    try await sql.raw("UPDATE admin_accounts SET role = \(bind: role.rawValue) WHERE id = \(bind: id)").run()
+                }
                 try await sql.raw("DELETE FROM admin_sessions WHERE admin_id = \(bind: id)").run()
             } else {
                 try await sql.raw(
                     """
-                    INSERT INTO admin_accounts (id, email, email_key, setup_hash, setup_expires_at, created_at)
-                    VALUES (\(bind: id), \(bind: email), \(bind: emailKey), \(bind: setupHash), \(bind: setupExpiresAt.stored), \(bind: time.stored))
+                    INSERT INTO admin_accounts (id, email, email_key, role, setup_hash, setup_expires_at, created_at)
+                    VALUES (\(bind: id), \(bind: email), \(bind: emailKey), \(bind: (role ?? .support).rawValue), \(bind: setupHash),
+                            \(bind: setupExpiresAt.stored), \(bind: time.stored))
                     """
                 ).run()
             }

@@ -17,6 +17,10 @@ package struct ConsoleService: Sendable {
     let keyRing: SigningKeyRing
     let metrics: LatchkeyMetrics
     let audit: AuditLog
+    /// Disabling and enabling users, as the backend API and `latchkey users disable|enable` do.
+    let backend: BackendService
+    /// Woken when support retries mail; nil without SMTP.
+    let outboxSender: OutboxSender?
     /// The configured webhook endpoints (their secrets never reach a page).
     let webhookEndpoints: [WebhookEndpoint]
 
@@ -33,6 +37,9 @@ package struct ConsoleService: Sendable {
         let passkeys: [PasskeyRecord]
         /// Which of the devices are attested with App Attest.
         let attested: Set<String>
+        let disabledAt: Date?
+        /// The newest audit events naming the user.
+        let events: [AuditEvent]
     }
 
     // MARK: Reads
@@ -66,12 +73,14 @@ package struct ConsoleService: Sendable {
         async let factors = self.secondFactors.factors(userID: id)
         // From the store: support sees a user's passkeys even while `passkeys.rp-id` is unset.
         async let passkeys = self.store.passkeys(ofUser: id)
+        async let disabledAt = self.store.disabledAt(userID: id)
+        async let events = self.audit.events(AuditQuery(text: id, limit: 20))
         let deviceRecords = try await devices
         let attested = try await self.store.attestedDevices(among: deviceRecords.map(\.id), userID: id)
         return UserDetail(
             user: user, devices: deviceRecords, sessions: try await sessions, identities: try await identities, budget: try await budget,
             codes: try await codes, account: try await account, factors: try await factors.factors, passkeys: try await passkeys,
-            attested: attested)
+            attested: attested, disabledAt: try await disabledAt, events: try await events)
     }
 
     /// What deleting the user `id` ends: its devices, live sessions, identities and access codes.
@@ -177,5 +186,10 @@ extension Date {
         self.formatted(
             Date.ISO8601FormatStyle(dateSeparator: .dash, dateTimeSeparator: .space, timeZone: .gmt).year().month().day().time(
                 includingFractionalSeconds: false)) + " UTC"
+    }
+
+    /// `2026-11-27`: a day, in UTC (how long ago a session was used, no closer).
+    var consoleDay: String {
+        self.formatted(Date.ISO8601FormatStyle(dateSeparator: .dash, timeZone: .gmt).year().month().day())
     }
 }

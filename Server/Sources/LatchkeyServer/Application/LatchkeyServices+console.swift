@@ -28,6 +28,8 @@ extension ConsoleService {
         self.keyRing = services.keyRing
         self.metrics = services.metrics
         self.audit = services.audit
+        self.backend = services.backend
+        self.outboxSender = services.outboxSender
         self.webhookEndpoints = services.configuration.webhooks.endpoints
     }
 }

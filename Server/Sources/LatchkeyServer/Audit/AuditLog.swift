@@ -86,6 +86,12 @@ public enum AuditAction {
     public static let userPasswordSet = "user.password.set"
     public static let adminCreate = "admin.create"
     public static let adminRemove = "admin.remove"
+    /// An existing admin account was given another console role (`latchkey admin create --role`).
+    public static let adminRoleSet = "admin.role.set"
+    /// Support mailed a user a new verification code from the console.
+    public static let userVerificationResend = "user.email.verification_resend"
+    /// Support mailed a user a password reset code from the console.
+    public static let userPasswordReset = "user.password.reset_sent"
     public static let adminSignIn = "admin.sign_in"
     public static let adminSignOut = "admin.sign_out"
     /// Support removed a user's second factors (`latchkey users mfa-reset`, the console's button).
