@@ -2,11 +2,12 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import LatchkeyAPI
-import LatchkeyServer
 import LatchkeyTestSupport
 import NIOCore
 import SQLKit
 import Testing
+
+@testable import LatchkeyServer
 
 /// A `<form>` of a console page, as a browser sees it.
 struct Spec31Form: CustomStringConvertible {
@@ -209,7 +210,7 @@ struct Spec31ConsoleTests {
                 let seen = try await owner.get(page)
                 #expect(seen.status == .ok, "owner \(page): \(seen.status)")
                 actions += Spec31Form.all(in: seen.text).filter { $0.method == "post" && !Self.isOwnAccountForm($0.action) }
-                #expect(try await viewer.get(page).status == .ok, "viewer \(page)")
+                if !page.hasSuffix("/delete") { #expect(try await viewer.get(page).status == .ok, "viewer \(page)") }
             }
             #expect(actions.count > 10)
             let before = try await Spec31.snapshot(server)

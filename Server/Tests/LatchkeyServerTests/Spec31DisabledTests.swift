@@ -26,6 +26,8 @@ import Testing
             let second = try await client.registerAgain(device)
             try await expectAccepted(device.accessToken, by: client)
             #expect(try await server.cli("users", "disable", device.userID).exitCode == 0)
+            // The CLI is another process: this server hears of it through the revocation feed (revocations.poll-interval).
+            try await Spec31.untilRefused(device.accessToken, by: client, server)
             try await expectRefused(device.accessToken, by: client)
             try await expectRefused(second.accessToken, by: client)
             Spec31.expectStatus(try await client.refresh(device.refreshToken), .forbidden, .userDisabled, "refresh")

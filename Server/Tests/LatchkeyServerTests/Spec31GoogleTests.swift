@@ -278,7 +278,7 @@ import Testing
 
     /// `/api/v1/auth/google` counts in `limits.sign-in` with Apple: one budget for both routes.
     @Test func googleAndAppleShareTheSignInLimit() async throws {
-        let configure: (inout LatchkeyConfiguration) -> Void = { configuration in
+        let configure: @Sendable (inout LatchkeyConfiguration) -> Void = { configuration in
             configuration.limits.signIn = RateLimitPolicy(name: "sign-in", limit: 3, window: 300)
         }
         try await Spec31.withGoogle(configure: configure) { client, server, _ in
@@ -327,6 +327,9 @@ import Testing
     /// `google.jwks-url` is https, http only for a loopback host: the server refuses to start with another http URL.
     @Test(arguments: ["http://www.googleapis.com/oauth2/v3/certs", "http://example.com/certs", "ftp://127.0.0.1/certs"])
     func anHTTPJWKSURLForANonLoopbackHostIsRefusedAtStart(url: String) async throws {
+        // The same settings with a loopback http URL start (so the refusal below is the URL's).
+        let loopback = try await Spec31.server(issuer: "http://127.0.0.1:9", google: ["jwks-url": "http://127.0.0.1:9/certs"])
+        await loopback.close()
         var started = false
         do {
             let server = try await Spec31.server(issuer: "http://127.0.0.1:9", google: ["jwks-url": url])

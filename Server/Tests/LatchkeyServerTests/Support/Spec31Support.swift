@@ -143,9 +143,11 @@ enum Spec31 {
 
     /// Runs `body` with a live server of ``server(issuer:clock:google:useJWKSFile:environment:configure:)``.
     static func withGoogle(
-        clock: ManualClock = ManualClock(), google: [String: Any] = [:], configure: @escaping (inout LatchkeyConfiguration) -> Void = { _ in },
+        clock: ManualClock = ManualClock(), google: [String: Any] = [:],
+        configure: @escaping @Sendable (inout LatchkeyConfiguration) -> Void = { _ in },
         _ body: @escaping @Sendable (any TestClientProtocol, TestServer, Spec31Issuer) async throws -> Void
     ) async throws {
+        nonisolated(unsafe) let google = google
         let issuer = Spec31Issuer()
         try await issuer.run { base in
             let server = try await Self.server(issuer: base, clock: clock, google: google, configure: configure)
@@ -235,6 +237,16 @@ enum Spec31 {
         if let value = try? row.decode(column: column, as: Double.self) { return String(value) }
         if let value = try? row.decode(column: column, as: Data.self) { return value.base64EncodedString() }
         return "?"
+    }
+
+    /// Waits (in real time, up to 10 s, moving the server's clock a second each 100 ms for its revocation poll) until
+    /// `token` is refused, as another process's revocation reaches this server through the feed.
+    static func untilRefused(_ token: String, by client: some TestClientProtocol, _ server: TestServer) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try await client.me(token).status == .ok, ContinuousClock.now < deadline {
+            server.clock.advance(by: 1)
+            try await Task.sleep(for: .milliseconds(100))
+        }
     }
 
     /// `date` as `YYYY-MM-DD` in UTC.
