@@ -19,7 +19,7 @@ struct LatchkeyDevice: AsyncParsableCommand {
         version: LatchkeyVersion.current,
         subcommands: [
             Status.self, Register.self, Guest.self, Redeem.self, Apple.self, Signup.self, Login.self, Verify.self, Reset.self, Me.self, Refresh.self,
-            MFA.self, Call.self, Storage.self, Assets.self, SignOut.self, Watch.self,
+            MFA.self, Call.self, Storage.self, Assets.self, SignOut.self, Watch.self, Sessions.self, EndSession.self, Export.self,
         ])
 
     // Declared here too so the options may come before the command, as in `latchkey-device --state DIR status`.

@@ -12,6 +12,8 @@ package indirect enum JSONSchema: Sendable, Equatable {
     /// A named schema in `components.schemas`.
     case reference(String)
     case object(properties: [String: JSONSchema], required: [String])
+    /// The schema, or `null`: a key that is always present, null when there is nothing to say (`nullable`).
+    case nullable(JSONSchema)
 
     /// The schema as JSON (a `[String: Any]` ready for `JSONSerialization`).
     var json: [String: Any] {
@@ -32,6 +34,7 @@ package indirect enum JSONSchema: Sendable, Equatable {
             var schema: [String: Any] = ["type": "object", "properties": properties.mapValues(\.json)]
             if !required.isEmpty { schema["required"] = required.sorted() }
             return schema
+        case .nullable(let schema): return schema.json.merging(["nullable": true]) { _, new in new }
         }
     }
 }

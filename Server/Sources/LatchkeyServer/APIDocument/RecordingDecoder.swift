@@ -27,7 +27,9 @@ private struct KeyedRecorder<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func contains(_ key: Key) -> Bool { true }
 
     func decodeNil(forKey key: Key) throws -> Bool {
-        false
+        // A type that asks is one whose key may hold null (and is then decoded when it does not).
+        self.object.nullable.insert(key.stringValue)
+        return false
     }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {

@@ -107,8 +107,11 @@ final class ObjectRecord {
     var isSingleValue = false
     var singleValue: JSONSchema?
 
+    /// Keys the type asked `decodeNil` about: their values may be null.
+    var nullable: Set<String> = []
+
     func record(_ key: String, _ schema: JSONSchema, required: Bool) {
-        self.properties[key] = schema
+        self.properties[key] = self.nullable.contains(key) ? .nullable(schema) : schema
         if required, !self.required.contains(key) { self.required.append(key) }
     }
 }

@@ -143,11 +143,13 @@ extension EmailAccountRoutes {
         .get, "/api/v1/auth/verify-email", id: "verifyEmailPage", tag: "Email accounts", summary: "The verification link's page (HTML)",
         description: """
             What the mail's link opens: an HTML page with a button whose POST (`/api/v1/auth/verify-email/form`) verifies. Opening the \
-            link spends nothing, so mail scanners that open every link do no harm. The page cannot be framed or cached and sends no Referer.
+            link spends nothing, so mail scanners that open every link do no harm. The page cannot be framed or cached and sends no Referer. \
+            It carries `email.app-name` and shows the address in Unicode (an IDNA domain as written, not `xn--…`); `email.templates` \
+            can replace it (`verify-page.html`, see the README).
             """,
         parameters: [.init("token", in: .query, required: true, "The link token from the mail.")],
         outcomes: [
-            .page(200, "The page (text/html)."), .page(400, "The link has no token (an HTML page)."),
+            .page(200, "The page (text/html)."), .page(400, "The link has no token, or names no account (spent or made up): an HTML page."),
             .page(404, "Email accounts are off (an HTML page)."),
         ])
 
@@ -163,11 +165,12 @@ extension EmailAccountRoutes {
         .get, "/api/v1/auth/reset-password", id: "resetPasswordPage", tag: "Email accounts", summary: "The reset link's page (HTML)",
         description: """
             What the reset mail's link opens: an HTML form for the new password, posted to `/api/v1/auth/reset-password/form`. Opening \
-            the link spends nothing.
+            the link spends nothing. It carries `email.app-name` and shows the address in Unicode; `email.templates` can replace it \
+            (`reset-page.html`).
             """,
         parameters: [.init("token", in: .query, required: true, "The link token from the mail.")],
         outcomes: [
-            .page(200, "The page (text/html)."), .page(400, "The link has no token (an HTML page)."),
+            .page(200, "The page (text/html)."), .page(400, "The link has no token, or names no account (spent or made up): an HTML page."),
             .page(404, "Email accounts are off (an HTML page)."),
         ])
 

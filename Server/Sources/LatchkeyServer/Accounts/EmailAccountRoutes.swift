@@ -14,6 +14,8 @@ struct EmailAccountRoutes {
     let limiter: RateLimiter
     let limits: AccountLimits
     let trustedProxies: Set<String>
+    /// The pages the mails' links open, and the answers to their forms.
+    let pages: PersonPages
 
     static let verifyPagePath = "/api/v1/auth/verify-email"
     static let resetPagePath = "/api/v1/auth/reset-password"
@@ -98,62 +100,54 @@ struct EmailAccountRoutes {
         // The mail's links open pages; only their buttons (a POST) spend the token, so a link scanner that opens
         // every link spends nothing.
         api.add(Self.verifyPage) { request, _ in
-            guard self.accounts != nil else { return Self.page(.notFound, "Not available", "Email accounts are off on this server.") }
-            guard let token = Self.token(in: request) else {
-                return Self.page(.badRequest, "Link incomplete", "This link has no token; open the whole link from the mail.")
-            }
-            return Self.page(
-                .ok, "Verify your email address",
-                """
-                <p>Press the button to verify your email address.</p>
-                <form method="post" action="verify-email/form">
-                <input type="hidden" name="token" value="\(MailTemplates.escapeHTML(token))">
-                <button type="submit">Verify my email address</button>
-                </form>
-                """, raw: true)
+            try await self.linkPage(request, purpose: .verify, page: .verify)
         }
         api.add(Self.verifyForm, requirements: [self.perClient]) { request, context in
-            guard let accounts = self.accounts else { return Self.page(.notFound, "Not available", "Email accounts are off on this server.") }
+            guard let accounts = self.accounts else { return self.pages.error(.notFound, "Not available", Self.off) }
             let form = try await request.form(VerifyEmailForm.self, upTo: context.maxUploadSize)
-            guard let token = form?.token, !token.isEmpty else { return Self.page(.badRequest, "Link incomplete", "The form had no token.") }
+            guard let token = form?.token, !token.isEmpty else { return self.pages.error(.badRequest, "Link incomplete", "The form had no token.") }
             do {
                 let account = try await accounts.verifyEmail(VerifyEmailRequest(token: token))
-                return Self.page(.ok, "Email address verified", "\(account.email) is verified. You can go back to the app and sign in.")
+                return self.pages.answer(.ok, .verified, ["email": EmailAddress.displayed(account.email)])
             } catch ServiceError.invalidCode {
-                return Self.page(.badRequest, "Link not valid", "This link is expired or was already used. Ask the app for a new mail.")
+                return self.pages.error(.badRequest, "Link not valid", Self.spent)
             }
         }
         api.add(Self.resetPage) { request, _ in
-            guard self.accounts != nil else { return Self.page(.notFound, "Not available", "Email accounts are off on this server.") }
-            guard let token = Self.token(in: request) else {
-                return Self.page(.badRequest, "Link incomplete", "This link has no token; open the whole link from the mail.")
-            }
-            return Self.page(
-                .ok, "Choose a new password",
-                """
-                <form method="post" action="reset-password/form">
-                <input type="hidden" name="token" value="\(MailTemplates.escapeHTML(token))">
-                <p><label>New password <input type="password" name="new_password" autocomplete="new-password" minlength="8" required></label></p>
-                <button type="submit">Set the new password</button>
-                </form>
-                <p>Setting it signs you out everywhere.</p>
-                """, raw: true)
+            try await self.linkPage(request, purpose: .reset, page: .reset)
         }
         api.add(Self.resetForm, requirements: [self.perClient]) { request, context in
-            guard let accounts = self.accounts else { return Self.page(.notFound, "Not available", "Email accounts are off on this server.") }
+            guard let accounts = self.accounts else { return self.pages.error(.notFound, "Not available", Self.off) }
             let form = try await request.form(ResetPasswordForm.self, upTo: context.maxUploadSize)
             guard let token = form?.token, !token.isEmpty, let password = form?.newPassword else {
-                return Self.page(.badRequest, "Form incomplete", "The form needs the token and a new password.")
+                return self.pages.error(.badRequest, "Form incomplete", "The form needs the token and a new password.")
             }
             do {
+                // Read before the reset spends the link.
+                let address = try await accounts.linkAddress(token: token, purpose: .reset)
                 _ = try await accounts.resetPassword(ResetPasswordConfirmRequest(token: token, newPassword: password))
-                return Self.page(.ok, "Password changed", "Your password is changed and you are signed out everywhere. Sign in with the new one.")
+                return self.pages.answer(.ok, .resetDone, ["email": address.map(EmailAddress.displayed) ?? ""])
             } catch let error as ServiceError where error.kind == .weakPassword {
-                return Self.page(.badRequest, "Choose another password", error.message + " Go back and try again.")
+                return self.pages.error(.badRequest, "Choose another password", error.message + " Go back and try again.")
             } catch ServiceError.invalidCode {
-                return Self.page(.badRequest, "Link not valid", "This link is expired or was already used. Ask the app for a new mail.")
+                return self.pages.error(.badRequest, "Link not valid", Self.spent)
             }
         }
+    }
+
+    private static let off = "Email accounts are off on this server."
+    private static let spent = "This link is expired or was already used. Ask the app for a new mail."
+
+    /// The page a mailed link opens: the form that spends it, showing the address it went to; spends nothing.
+    private func linkPage(_ request: Request, purpose: EmailCodePurpose, page: PersonPage) async throws -> Response {
+        guard let accounts = self.accounts else { return self.pages.error(.notFound, "Not available", Self.off) }
+        guard let token = Self.token(in: request) else {
+            return self.pages.error(.badRequest, "Link incomplete", "This link has no token; open the whole link from the mail.")
+        }
+        guard let address = try await accounts.linkAddress(token: token, purpose: purpose) else {
+            return self.pages.error(.badRequest, "Link not valid", Self.spent)
+        }
+        return self.pages.answer(.ok, page, ["email": EmailAddress.displayed(address), "token": token])
     }
 
     static let accepted = MailAcceptedResponse(
@@ -164,28 +158,6 @@ struct EmailAccountRoutes {
         let values = request.uri.queryParameters.getAll("token")
         guard values.count == 1, let token = values.first.map({ String($0) }), !token.isEmpty, token.count <= 200 else { return nil }
         return token
-    }
-
-    /// A small HTML page that cannot be framed, cached, or leak its URL (which holds a token) in a Referer.
-    static func page(_ status: HTTPResponse.Status, _ title: String, _ body: String, raw: Bool = false) -> Response {
-        let content = raw ? body : "<p>\(MailTemplates.escapeHTML(body))</p>"
-        let html = """
-            <!doctype html>
-            <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-            <title>\(MailTemplates.escapeHTML(title))</title>
-            <style>body{font-family:-apple-system,Helvetica,Arial,sans-serif;max-width:30em;margin:3em auto;padding:0 1em}button{font-size:1.1em;padding:.5em 1em}</style>
-            </head><body><h1>\(MailTemplates.escapeHTML(title))</h1>
-            \(content)
-            </body></html>
-            """
-        return Response(
-            status: status,
-            headers: [
-                .contentType: "text/html; charset=utf-8", .cacheControl: "no-store", HTTPField.Name("Referrer-Policy")!: "no-referrer",
-                HTTPField.Name("X-Frame-Options")!: "DENY",
-                .contentSecurityPolicy: "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-            ],
-            body: ResponseBody(byteBuffer: ByteBuffer(string: html)))
     }
 }
 

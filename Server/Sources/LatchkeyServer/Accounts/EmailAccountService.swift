@@ -101,6 +101,12 @@ package final class EmailAccountService: Sendable {
         return EmailAccountResponse(userID: account.userID, email: account.email, emailVerified: true)
     }
 
+    /// The address the mailed link `token` went to, for the page the link opens; nil when the link names no account (spent
+    /// or made up). Spends nothing: only the page's button does.
+    func linkAddress(token: String, purpose: EmailCodePurpose) async throws -> String? {
+        try await self.store.emailAccount(linkHash: Secret.hash(token), purpose: purpose)?.email
+    }
+
     /// Mails a new verification code when the address has an unverified account and its mail limits allow; says
     /// nothing either way.
     package func resendVerification(email: String) async throws {

@@ -151,6 +151,19 @@ struct EmailAddress: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
+extension EmailAddress {
+    /// `address` as a person reads it: each `xn--` label of its domain in Unicode (`user@xn--bcher-kva.example` is
+    /// `user@bücher.example`); a label that is not valid Punycode stays as it is.
+    static func displayed(_ address: String) -> String {
+        guard let at = address.lastIndex(of: "@") else { return address }
+        let labels = address[address.index(after: at)...].split(separator: ".", omittingEmptySubsequences: false).map { label in
+            guard label.lowercased().hasPrefix("xn--"), let decoded = Punycode.decode(String(label.dropFirst(4))) else { return String(label) }
+            return decoded
+        }
+        return address[...at] + labels.joined(separator: ".")
+    }
+}
+
 /// Punycode (RFC 3492), the encoding of IDNA's `xn--` labels.
 enum Punycode {
     private static let base = 36
@@ -197,6 +210,56 @@ enum Punycode {
             n += 1
         }
         return String(output)
+    }
+
+    /// The Unicode label `encoded` (without the `xn--` prefix) stands for; nil when it is not valid Punycode.
+    static func decode(_ encoded: String) -> String? {
+        let input = Array(encoded.unicodeScalars)
+        guard input.allSatisfy(\.isASCII) else { return nil }
+        let delimiter = input.lastIndex(of: "-")
+        var output = delimiter.map { Array(input[..<$0]).map { Int($0.value) } } ?? []
+        var index = delimiter.map { $0 + 1 } ?? 0
+        var n = Self.initialN
+        var i = 0
+        var bias = Self.initialBias
+        while index < input.count {
+            let oldI = i
+            var weight = 1
+            var k = Self.base
+            while true {
+                guard index < input.count, let value = Self.value(of: input[index]) else { return nil }
+                index += 1
+                guard value <= (Int(Int32.max) - i) / weight else { return nil }
+                i += value * weight
+                let t = k <= bias ? Self.tMin : (k >= bias + Self.tMax ? Self.tMax : k - bias)
+                if value < t { break }
+                guard weight <= Int(Int32.max) / (Self.base - t) else { return nil }
+                weight *= Self.base - t
+                k += Self.base
+            }
+            bias = Self.adapt(delta: i - oldI, points: output.count + 1, first: oldI == 0)
+            guard i / (output.count + 1) <= Int(Int32.max) - n else { return nil }
+            n += i / (output.count + 1)
+            i %= output.count + 1
+            guard n >= Self.initialN, Unicode.Scalar(UInt32(n)) != nil else { return nil }
+            output.insert(n, at: i)
+            i += 1
+        }
+        var decoded = String.UnicodeScalarView()
+        for value in output {
+            guard let scalar = Unicode.Scalar(UInt32(value)) else { return nil }
+            decoded.append(scalar)
+        }
+        return String(decoded)
+    }
+
+    private static func value(of scalar: Unicode.Scalar) -> Int? {
+        switch scalar.value {
+        case 0x30...0x39: Int(scalar.value) - 0x30 + 26
+        case 0x41...0x5A: Int(scalar.value) - 0x41
+        case 0x61...0x7A: Int(scalar.value) - 0x61
+        default: nil
+        }
     }
 
     private static func digit(_ value: Int) -> Character {

@@ -18,7 +18,8 @@ enum MailPurpose: String, Sendable, CaseIterable {
 ///
 /// `email.templates` names a directory whose files replace the built-in texts one by one: `<purpose>.subject.txt`,
 /// `<purpose>.txt` and `<purpose>.html` for each purpose (`verify`, `reset`, `notice`, `signup-attempt`; UTF-8; a file
-/// that is absent keeps the built-in text). They are read once, at start.
+/// that is absent keeps the built-in text), and the pages the links open (``PersonPageTemplates``). They are read once,
+/// at start.
 struct MailTemplates: Sendable {
     struct Texts: Sendable {
         var subject: String
@@ -118,6 +119,9 @@ struct MailTemplates: Sendable {
             </body></html>
             """)
 
+    /// The pages the mails' links open, replaceable from the same directory.
+    var pages = PersonPageTemplates()
+
     init() {}
 
     private func texts(_ purpose: MailPurpose) -> Texts {
@@ -158,6 +162,7 @@ struct MailTemplates: Sendable {
             texts.html = try read("\(name).html", texts.html)
             self.set(texts, for: purpose)
         }
+        self.pages = try PersonPageTemplates(directory: directory)
     }
 
     /// The subject, text and HTML of `purpose` with `values` in place of their placeholders.

@@ -32,6 +32,10 @@ package func buildAPI(services: LatchkeyServices) -> (router: Router<LatchkeyReq
     let passkeys = configuration.passkeys
     AppleAppSiteAssociationRoutes(document: .init(webcredentials: passkeys.isEnabled ? .init(apps: passkeys.appleAppIDs) : nil)).add(to: api)
     UserRoutes(users: services.users, sessions: services.sessions, verifier: verifier, dpop: dpop, limiter: limiter, limits: limits).add(to: api)
+    AccountRoutes(
+        account: AccountService(sessions: services.store, exports: services.store, budgets: services.budgets, clock: services.clock),
+        sessions: services.sessions, verifier: verifier, dpop: dpop
+    ).add(to: api)
     DeviceRoutes(devices: services.devices, dpop: dpop, limiter: limiter, limits: limits).add(to: api)
     GuestRoutes(guests: services.guests, limiter: limiter, limits: limits).add(to: api)
     SessionRoutes(sessions: services.sessions, verifier: verifier, dpop: dpop, limiter: limiter, limits: limits).add(to: api)
@@ -43,7 +47,8 @@ package func buildAPI(services: LatchkeyServices) -> (router: Router<LatchkeyReq
     StorageRoutes(storage: services.storage, verifier: verifier, devices: services.store, limiter: limiter, limits: limits).add(to: api)
     EmailAccountRoutes(
         accounts: configuration.email.isEnabled ? services.accounts : nil, verifier: verifier, dpop: dpop, limiter: limiter,
-        limits: configuration.accountLimits, trustedProxies: limits.trustedProxies
+        limits: configuration.accountLimits, trustedProxies: limits.trustedProxies,
+        pages: PersonPages(templates: services.accounts.templates.pages, appName: configuration.email.appName)
     ).add(to: api)
     SecondFactorRoutes(
         secondFactors: services.secondFactors, verifier: verifier, dpop: dpop, limiter: limiter, policy: configuration.mfa,

@@ -77,8 +77,9 @@ public enum SettingsReference {
         "email.retry-interval": "Seconds before the first retry of a failed delivery, doubled at each retry up to an hour.",
         "email.reveal-existing": "Whether registering an address another account verified answers 422 `email_taken`; false answers 201 as for any "
             + "address and mails that address's owner instead.",
-        "email.templates": "A directory of mail templates (`<purpose>.subject.txt`, `.txt`, `.html` for verify, reset, notice, signup-attempt) that "
-            + "replace the built-in ones.",
+        "email.templates": "A directory of mail templates (`<purpose>.subject.txt`, `.txt`, `.html` for verify, reset, notice, signup-attempt) and "
+            + "of the pages their links open (`verify-page.html`, `verified-page.html`, `reset-page.html`, `reset-done-page.html`, "
+            + "`error-page.html`) that replace the built-in ones.",
         "events.max-sockets-per-client": "Open event sockets (`GET /api/v1/events`) per client IP, IPv6 per /64; more are refused with 429. At "
             + "least 1.",
         "events.max-sockets-per-user": "Open event sockets per user; one more closes the user's oldest with 4008 (`too_many_sockets`). At least 1.",

@@ -240,6 +240,8 @@ extension SQLLatchkeyStore: SessionStore {
                 """
             ).first() != nil
         if claimed {
+            // The session was last used now (`users/me/sessions` shows the day), in the rotation's transaction.
+            try await sql.raw("UPDATE sessions SET last_used_at = \(bind: now.stored) WHERE id = \(bind: session.id)").run()
             try await sql.raw(
                 """
                 INSERT INTO refresh_tokens (session_id, token_hash, created_at, expires_at)
@@ -383,10 +385,10 @@ extension SQLLatchkeyStore: SessionStore {
         }
         try await sql.raw(
             """
-            INSERT INTO sessions (id, user_id, device_id, created_at, dpop_thumbprint, access_code_id, amr, aal2_at)
+            INSERT INTO sessions (id, user_id, device_id, created_at, dpop_thumbprint, access_code_id, amr, aal2_at, method, last_used_at)
             VALUES (\(bind: session.id), \(bind: session.userID), \(bind: session.deviceID), \(bind: session.createdAt.stored),
                     \(bind: session.proof?.thumbprint), \(bind: session.accessCodeID), \(bind: AuthenticationMethod.stored(session.amr)),
-                    \(bind: session.aal2At?.stored))
+                    \(bind: session.aal2At?.stored), \(bind: SessionMethod.of(amr: session.amr)), \(bind: session.createdAt.stored))
             """
         ).run()
         var data = ["session_id": session.id]
