@@ -166,8 +166,9 @@ struct AdminConsoleSupportTests {
         try await Self.withMailConsole { browser, client, server in
             try await browser.setUp(server, role: .viewer)
             for index in 0..<(AdminRoutes.outboxPageSize + 2) {
-                let device = try await client.registerDevice()
-                _ = try await client.register("u\(index)@example.com", "a fine long password", bearer: device.accessToken)
+                try await server.services.store.queueMail(
+                    NewOutboxMail(recipient: "u\(index)@example.com", purpose: .verify, messageID: "m\(index)@latchkey.test", sealedMessage: "x"),
+                    at: server.clock.now())
             }
             let first = try await browser.get("/admin/outbox").text
             #expect(first.matches(of: /<tr data-mail-id=/).count == AdminRoutes.outboxPageSize)
