@@ -188,41 +188,74 @@ import Testing
         }
     }
 
-    /// Nothing secret: no token, device secret, password or refresh token, nor any hash the database keeps of them.
-    @Test func theExportHoldsNoTokenSecretPasswordOrHashOfOne() async throws {
-        try await Spec31.withGoogle { client, server, _ in
+    /// What the export must not hold, in it or as a hash the database keeps: `secrets` and the user's stored hashes.
+    static func expectNoSecret(in text: String, _ secrets: [String], ofUser userID: String, _ server: TestServer) async throws {
+        let hashes = try await server.services.database.read { sql in
+            var found: [String] = []
+            for query: SQLQueryString in [
+                "SELECT r.token_hash AS h FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id WHERE s.user_id = \(bind: userID)",
+                "SELECT secret_hash AS h FROM devices WHERE user_id = \(bind: userID)",
+                "SELECT password_hash AS h FROM email_accounts WHERE user_id = \(bind: userID)",
+            ] {
+                for row in try await sql.raw(query).all() { found.append(try row.decode(column: "h", as: String.self)) }
+            }
+            return found
+        }
+        #expect(!hashes.isEmpty)
+        for secret in secrets + hashes where !secret.isEmpty {
+            #expect(!text.contains(secret), "the export holds a secret or its hash (\(secret.prefix(6))…)")
+        }
+        // No hash of anything, in hex or base64: no run of 64 hex digits, no run of 43 base64 characters.
+        #expect(text.firstMatch(of: /[0-9a-fA-F]{64}/) == nil, "a 64-hex-digit string in the export")
+        #expect(text.firstMatch(of: /[A-Za-z0-9_\-+\/]{43,}/) == nil, "a long base64 string in the export: \(text.firstMatch(of: /[A-Za-z0-9_\-+\/]{43,}/)?.output ?? "")")
+    }
+
+    /// Nothing secret: no token, device secret or refresh token, nor any hash the database keeps of them.
+    @Test func theExportHoldsNoTokenSecretOrHashOfOne() async throws {
+        try await Spec31.withApple { client, server in
             let device = try await client.registerDevice()
             let second = try await client.registerAgain(device)
             let refreshed = try await client.refresh(second.refreshToken).decode(TokenPairResponse.self)
-            let linked = try await Spec31.googleSignIn(
-                client, server, subject: "4242", extra: ["email": "me@gmail.com", "email_verified": true], bearer: device.accessToken)
+            let linked = try await Spec31.appleSignIn(client, server, subject: "001.4242", bearer: device.accessToken)
             #expect(linked.status == .ok, "\(linked.text)")
             let (code, _) = try await server.services.accessCodes.issue(userID: device.userID, expiresIn: nil, note: "ticket")
             let answer = try await client.send(.get, Self.path, bearer: device.accessToken)
             #expect(answer.status == .ok, "\(answer.text)")
-            let text = answer.text
-            #expect(text.contains("4242") && text.contains("google"), "the identity's provider and subject are exported")
-            var secrets = [device.accessToken, device.refreshToken, second.accessToken, second.refreshToken, refreshed.refreshToken, code]
-            secrets += [try #require(device.deviceSecret)]
-            let hashes = try await server.services.database.read { sql in
-                var found: [String] = []
-                for row in try await sql.raw(
-                    "SELECT r.token_hash AS h FROM refresh_tokens r JOIN sessions s ON s.id = r.session_id WHERE s.user_id = \(bind: device.userID)"
-                ).all() {
-                    found.append(try row.decode(column: "h", as: String.self))
-                }
-                for row in try await sql.raw("SELECT secret_hash AS h FROM devices WHERE user_id = \(bind: device.userID)").all() {
-                    found.append(try row.decode(column: "h", as: String.self))
-                }
-                return found
+            #expect(answer.text.contains("001.4242") && answer.text.contains("apple"), "the identity's provider and subject are exported")
+            let secrets = [
+                device.accessToken, device.refreshToken, second.accessToken, second.refreshToken, refreshed.accessToken, refreshed.refreshToken,
+                code, try #require(device.deviceSecret), linked.text,
+            ]
+            try await Self.expectNoSecret(in: answer.text, secrets, ofUser: device.userID, server)
+        }
+    }
+
+    @Test func aGoogleIdentityIsExportedAsProviderAndSubject() async throws {
+        try await Spec31.withGoogle { client, server, _ in
+            let device = try await client.registerDevice()
+            let linked = try await Spec31.googleSignIn(
+                client, server, subject: "4242", extra: ["email": "me@gmail.com", "email_verified": true], bearer: device.accessToken)
+            #expect(linked.status == .ok, "\(linked.text)")
+            let answer = try await client.send(.get, Self.path, bearer: device.accessToken)
+            let identities = try #require(try Spec31.object(answer)["identities"] as? [[String: Any]], "\(answer.text)")
+            #expect(identities.contains { $0["provider"] as? String == "google" && $0["subject"] as? String == "4242" }, "\(identities)")
+            try await Self.expectNoSecret(in: answer.text, [device.accessToken, device.refreshToken], ofUser: device.userID, server)
+        }
+    }
+
+    /// A second factor's TOTP secret and recovery codes are secrets too.
+    @Test(.enabled(if: SMTPPeer.isAvailable, SMTPPeer.skipReason)) func theExportHoldsNoSecondFactorSecretOrRecoveryCode() async throws {
+        try await withMailServer { client, server, peer in
+            let account = try await client.accountWithSecondFactor(peer: peer, server: server)
+            let session = try await client.refresh(account.confirmingSession.refreshToken).decode(TokenPairResponse.self)
+            let answer = try await client.send(.get, Self.path, bearer: session.accessToken)
+            #expect(answer.status == .ok, "\(answer.text)")
+            let secrets = [account.factor.secret, session.accessToken, session.refreshToken, account.password] + account.factor.recoveryCodes
+            try await Self.expectNoSecret(in: answer.text, secrets, ofUser: account.userID, server)
+            let codes = try await server.services.database.read { sql in
+                try await sql.raw("SELECT * FROM recovery_codes").all().count
             }
-            #expect(hashes.count >= 3)
-            for secret in secrets + hashes where !secret.isEmpty {
-                #expect(!text.contains(secret), "the export holds a secret or its hash (\(secret.prefix(6))…)")
-            }
-            // No hash of anything, in hex or base64url: no run of 64 hex digits, no 43-character base64url run.
-            #expect(text.firstMatch(of: /[0-9a-fA-F]{64}/) == nil, "a 64-hex-digit string in the export")
-            #expect(text.firstMatch(of: /[A-Za-z0-9_\-+\/]{43,}/) == nil, "a long base64 string in the export")
+            #expect(codes > 0)
         }
     }
 

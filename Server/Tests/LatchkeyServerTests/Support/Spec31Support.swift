@@ -155,6 +155,18 @@ enum Spec31 {
         }
     }
 
+    /// Runs `body` with a live server with Sign in with Apple pointed at the issuer (no Google settings).
+    static func withApple(_ body: @escaping @Sendable (any TestClientProtocol, TestServer) async throws -> Void) async throws {
+        let issuer = Spec31Issuer()
+        try await issuer.run { base in
+            let server = try await TestServer.make { configuration in
+                configuration.apple.clientIDs = [Spec31Issuer.appleClientID]
+                configuration.apple.jwksURL = "\(base)/apple/keys"
+            }
+            try await server.test(.live) { client in try await body(client, server) }
+        }
+    }
+
     /// `POST /api/v1/auth/google` with `{id_token, nonce?}`.
     static func google(
         _ client: some TestClientProtocol, token: String, nonce: String?, bearer: String? = nil, sourceLocation: SourceLocation = #_sourceLocation
