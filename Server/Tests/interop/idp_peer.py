@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A local stand-in for Sign in with Apple and a Clerk-like OIDC issuer, for Latchkey's Swift tests.
+"""A local stand-in for Sign in with Apple, Sign in with Google and a Clerk-like OIDC issuer, for Latchkey's tests.
 
 Usage: idp_peer.py PORT        (listens on 127.0.0.1:PORT only; prints "ready" once listening)
 
@@ -10,6 +10,7 @@ Keys:
   rogue              RSA-2048, never published (forged signatures)
   apple-es           EC P-256, never published (ES256 tokens for algorithm-confusion tests)
   clerk-1            RSA-2048, published at /clerk/.well-known/jwks.json
+  google-1, google-2 RSA-2048, published at /google/oauth2/v3/certs
   developer key      EC P-256, the app developer's Sign in with Apple ".p8" (key id KEY1234567,
                      team id TEAM123456); /auth/token and /auth/revoke accept client secrets signed with it
 
@@ -17,16 +18,21 @@ Apple's endpoints:
   GET  /auth/keys                      Apple's JWKS (fetches are counted)
   POST /auth/token                     form: client_id, client_secret, code, grant_type[, redirect_uri]
   POST /auth/revoke                    form: client_id, client_secret, token[, token_type_hint]
+Google's endpoint (the issuer is Google's own, https://accounts.google.com: the server under test only
+learns where the keys are, through google.jwks-url):
+  GET  /google/oauth2/v3/certs         Google's JWKS (fetches are counted, per ?tag= too)
 Clerk's endpoint:
   GET  /clerk/.well-known/jwks.json    Clerk's JWKS (fetches are counted); issuer http://127.0.0.1:PORT/clerk
   GET  /down/.well-known/jwks.json     a provider whose JWKS answers 503 (fetches are counted per ?tag=)
 Test controls:
-  GET  /test/stats[?tag=T]             {"apple_jwks_fetches": n, "clerk_jwks_fetches": n[, "tag_fetches": n]}
+  GET  /test/stats[?tag=T]             {"apple_jwks_fetches": n, "clerk_jwks_fetches": n, "google_jwks_fetches": n
+                                        [, "tag_fetches": n]}
                                        (JWKS fetched as /auth/keys?tag=T are counted per tag too)
   GET  /test/developer-key             {"team_id", "key_id", "private_key_pem"} (PKCS#8 PEM)
   GET  /test/developer-key.pem         the same private key as a PEM file (for a server's apple.private-key-file)
   GET  /test/public-key?kid=K          {"kid", "pem"}: the public key K as PEM
   POST /test/mint/apple                {"claims", "omit", "kid", "sign_with", "alg"} -> {"token"}
+  POST /test/mint/google               {"claims", "omit", "kid", "sign_with", "alg"} -> {"token"}
   POST /test/mint/clerk                {"claims", "omit", "kid", "sign_with"} -> {"token"}
   POST /test/codes                     {"code", "sub", "client_id"[, "claims"]} -> {} (single-use code)
   GET  /test/revoked                   {"revoked": [{"token", "client_id", "token_type_hint", "known", "sub"}, ...]}
@@ -38,6 +44,9 @@ Minting (/test/mint/apple): "alg" picks how the token is signed (default RS256):
   HS256  the classic confusion forgery: HMAC-SHA256 keyed with the PEM text (SubjectPublicKeyInfo,
          trailing newline included) of the public key named by "sign_with" (default apple-1)
   none   "header.payload." with an empty signature
+/test/mint/google signs the same way, its RSA keys google-1 | google-2 | rogue (default google-1); its default
+claims are a Google ID token's (iss https://accounts.google.com, aud and azp 1234567890-ios.apps.googleusercontent.com,
+email_verified true, valid an hour) and carry no nonce unless "claims" gives one.
 The header is {"alg": alg, "kid": kid}; "kid" defaults to "sign_with" (default apple-1), and an explicit
 "kid": null leaves the kid out. "claims" overrides/extends the default claims, then "omit" removes names.
 
@@ -75,6 +84,10 @@ MAX_SECRET_LIFETIME = 15777000  # seconds; Apple's limit on a client secret's ex
 APPLE_PUBLISHED = ("apple-1", "apple-2")
 APPLE_RSA = ("apple-1", "apple-2", "rogue")
 APPLE_ALGS = ("RS256", "ES256", "HS256", "none")
+GOOGLE_ISSUER = "https://accounts.google.com"
+GOOGLE_CLIENT_ID = "1234567890-ios.apps.googleusercontent.com"
+GOOGLE_PUBLISHED = ("google-1", "google-2")
+GOOGLE_RSA = ("google-1", "google-2", "rogue")
 CLERK_SIGNERS = ("clerk-1", "rogue")
 
 
@@ -96,6 +109,8 @@ KEYS: dict[str, Any] = {
     "rogue": rsa_key("rogue"),
     "apple-es": ec_key("apple-es"),
     "clerk-1": rsa_key("clerk-1"),
+    "google-1": rsa_key("google-1"),
+    "google-2": rsa_key("google-2"),
 }
 DEVELOPER_KEY = ec_key(DEVELOPER_KEY_ID)
 
@@ -107,7 +122,7 @@ STATE: dict[str, Any] = {}
 def reset_state() -> None:
     with LOCK:
         STATE.clear()
-        STATE.update(apple_jwks_fetches=0, clerk_jwks_fetches=0, tagged_fetches={}, codes={}, refresh_tokens={}, revoked=[])
+        STATE.update(apple_jwks_fetches=0, clerk_jwks_fetches=0, google_jwks_fetches=0, tagged_fetches={}, codes={}, refresh_tokens={}, revoked=[])
 
 
 reset_state()
@@ -191,7 +206,11 @@ def mint_apple(body: dict[str, Any]) -> str:
     if alg == "RS256" and sign_with not in APPLE_RSA:
         raise BadRequest("RS256 needs an RSA key: sign_with apple-1, apple-2 or rogue")
     claims = build_claims(apple_default_claims(int(time.time())), body)
-    header = header_with_kid(alg, body, sign_with)
+    return sign_as(alg, header_with_kid(alg, body, sign_with), claims, sign_with)
+
+
+def sign_as(alg: str, header: dict[str, Any], claims: dict[str, Any], sign_with: str) -> str:
+    """RS256 with the RSA key sign_with, ES256 with apple-es, HS256 keyed with sign_with's public PEM, or none."""
     if alg == "RS256":
         return jwt.encode(header, claims, KEYS[sign_with], algorithms=["RS256"], default_type=None)
     if alg == "ES256":
@@ -199,6 +218,29 @@ def mint_apple(body: dict[str, Any]) -> str:
     if alg == "HS256":
         return sign_by_hand(header, claims, public_pem(sign_with))
     return sign_by_hand(header, claims, None)
+
+
+def mint_google(body: dict[str, Any]) -> str:
+    check_fields(body, {"claims", "omit", "kid", "sign_with", "alg"})
+    alg = body.get("alg", "RS256")
+    sign_with = body.get("sign_with", "google-1")
+    if alg not in APPLE_ALGS:
+        raise BadRequest(f"alg must be one of {', '.join(APPLE_ALGS)}")
+    if sign_with not in GOOGLE_RSA:
+        raise BadRequest("sign_with must be google-1, google-2 or rogue")
+    now = int(time.time())
+    defaults = {
+        "iss": GOOGLE_ISSUER,
+        "aud": GOOGLE_CLIENT_ID,
+        "azp": GOOGLE_CLIENT_ID,
+        "sub": "110169484474386276334",
+        "email": "person@example.com",
+        "email_verified": True,
+        "iat": now,
+        "exp": now + 3600,
+    }
+    claims = build_claims(defaults, body)
+    return sign_as(alg, header_with_kid(alg, body, sign_with), claims, sign_with)
 
 
 def clerk_issuer(port: int) -> str:
@@ -389,6 +431,7 @@ class Handler(BaseHTTPRequestHandler):
         routes = {
             ("GET", "/auth/keys"): self.apple_keys,
             ("GET", "/clerk/.well-known/jwks.json"): self.clerk_keys,
+            ("GET", "/google/oauth2/v3/certs"): self.google_keys,
             ("GET", "/down/.well-known/jwks.json"): self.down_keys,
             ("GET", "/moved/.well-known/jwks.json"): self.moved_keys,
             ("GET", "/test/stats"): self.stats,
@@ -397,6 +440,7 @@ class Handler(BaseHTTPRequestHandler):
             ("GET", "/test/public-key"): self.public_key,
             ("GET", "/test/revoked"): self.revoked,
             ("POST", "/test/mint/apple"): lambda: self.send(200, {"token": mint_apple(self.json_body())}),
+            ("POST", "/test/mint/google"): lambda: self.send(200, {"token": mint_google(self.json_body())}),
             ("POST", "/test/mint/clerk"): lambda: self.send(200, {"token": mint_clerk(self.json_body(), port)}),
             ("POST", "/test/codes"): lambda: (register_code(self.json_body()), self.send(200, {})),
             ("POST", "/test/reset"): lambda: (self.read_body(), reset_state(), self.send(200, {})),
@@ -445,6 +489,13 @@ class Handler(BaseHTTPRequestHandler):
             STATE["clerk_jwks_fetches"] += 1
         self.send(200, {"keys": [public_jwk("clerk-1")]}, {"Cache-Control": "max-age=3600"})
 
+    def google_keys(self) -> None:
+        self.count_tag()
+        with LOCK:
+            STATE["google_jwks_fetches"] += 1
+        keys = [public_jwk(kid) for kid in GOOGLE_PUBLISHED]
+        self.send(200, {"keys": keys}, {"Cache-Control": "public, max-age=21600, must-revalidate, no-transform"})
+
     def down_keys(self) -> None:
         """A provider whose JWKS endpoint fails: counted per tag, answered 503."""
         self.count_tag()
@@ -458,7 +509,11 @@ class Handler(BaseHTTPRequestHandler):
     def stats(self) -> None:
         tag = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query).get("tag", [None])[0]
         with LOCK:
-            body = {"apple_jwks_fetches": STATE["apple_jwks_fetches"], "clerk_jwks_fetches": STATE["clerk_jwks_fetches"]}
+            body = {
+                "apple_jwks_fetches": STATE["apple_jwks_fetches"],
+                "clerk_jwks_fetches": STATE["clerk_jwks_fetches"],
+                "google_jwks_fetches": STATE["google_jwks_fetches"],
+            }
             if tag:
                 body["tag_fetches"] = STATE["tagged_fetches"].get(tag, 0)
         self.send(200, body)

@@ -54,6 +54,13 @@ extension LatchkeyServices {
                     keys: JWKSCache(url: configuration.apple.jwksURL, http: .keyFetching, clock: clock, logger: logger),
                     issuer: AppleConfiguration.issuer, algorithms: ["RS256"], clock: clock, leeway: configuration.apple.leeway)
                 : nil,
+            google: configuration.google,
+            googleVerifier: configuration.google.isEnabled
+                ? IdentityTokenVerifier(
+                    keys: JWKSCache(url: configuration.google.jwksURL, http: .keyFetching, clock: clock, logger: logger),
+                    issuers: GoogleConfiguration.issuers, algorithms: ["RS256"], clock: clock, leeway: configuration.google.leeway,
+                    expiryLeeway: configuration.google.leeway)
+                : nil,
             appleClient: AppleClient(configuration: configuration.apple, http: http, clock: clock), external: external, store: store, users: store,
             sessions: sessions, masterKey: masterKey, clock: clock, logger: logger)
         let events = EventHub(

@@ -90,10 +90,15 @@ extension LatchkeyServices {
         for provider in configuration.identityProviders where provider.acceptsAnyAudience && provider.authorizedParties.isEmpty {
             throw ConfigurationError(description: "providers.\(provider.name).audiences is any: set authorized-parties (the azp its tokens carry)")
         }
-        for url in configuration.identityProviders.compactMap(\.jwksURL) + (configuration.apple.isEnabled ? [configuration.apple.jwksURL] : []) {
+        let appleKeys = configuration.apple.isEnabled ? [configuration.apple.jwksURL] : []
+        let googleKeys = configuration.google.isEnabled ? [configuration.google.jwksURL] : []
+        for url in configuration.identityProviders.compactMap(\.jwksURL) + appleKeys + googleKeys {
             guard Self.isSecureFetchURL(url) else {
                 throw ConfigurationError(description: "\(url): keys are fetched over https only (http is allowed for loopback addresses)")
             }
+        }
+        if !(configuration.google.leeway >= 0 && configuration.google.leeway <= 3600) {
+            throw ConfigurationError(description: "google.leeway must be 0 to 3600 seconds")
         }
         if let file = configuration.apple.unreadableKeyFile {
             throw ConfigurationError(description: "apple.private-key-file: cannot read \(file) (the .p8 file Apple gives you)")
@@ -102,8 +107,13 @@ extension LatchkeyServices {
             throw ConfigurationError(description: "apple.private-key: not a PEM EC P-256 private key (the .p8 file Apple gives you)")
         }
         let issuers = configuration.identityProviders.map(\.issuer)
-        if Set(issuers).count != issuers.count || issuers.contains(configuration.issuer) || issuers.contains(AppleConfiguration.issuer) {
-            throw ConfigurationError(description: "providers.*.issuer: every provider needs an issuer of its own (not Latchkey's or Apple's)")
+        if Set(issuers).count != issuers.count || issuers.contains(configuration.issuer) || issuers.contains(AppleConfiguration.issuer)
+            || (configuration.google.isEnabled && !GoogleConfiguration.issuers.isDisjoint(with: issuers))
+        {
+            throw ConfigurationError(
+                description:
+                    "providers.*.issuer: every provider needs an issuer of its own (not Latchkey's, Apple's or, with google.client-ids, Google's)"
+            )
         }
         if configuration.usesPostgres {
             _ = try PostgresLatchkeyDatabase.Location(url: configuration.database)

@@ -52,6 +52,7 @@ import Logging
 /// - `revocations.poll-interval` (seconds, default 1): how often a server reads revocations made by other processes
 ///   (on PostgreSQL it also reads them when notified, at once)
 /// - `apple.*`: Sign in with Apple; see ``AppleConfiguration``
+/// - `google.*`: Sign in with Google; see ``GoogleConfiguration``
 /// - `providers.*`: third-party identity providers (Clerk, any OIDC issuer); see ``IdentityProviderConfiguration``
 /// - `passkeys.*` and `limits.passkeys`: passkeys (WebAuthn), off until `passkeys.rp-id` is set; see ``PasskeyConfiguration``
 /// - `app-attest.*`, `limits.app-attest` and `limits.app-attest-challenge`: App Attest, off by default; see ``AppAttestConfiguration``
@@ -130,6 +131,8 @@ public struct LatchkeyConfiguration: Sendable {
     public var logLevel: Logger.Level = .info
     /// Sign in with Apple.
     public var apple = AppleConfiguration()
+    /// Sign in with Google.
+    public var google = GoogleConfiguration()
     /// Third-party identity providers whose tokens are accepted as Bearer tokens.
     public var identityProviders: [IdentityProviderConfiguration] = []
     /// Storage access: credentials, presigned URLs and assets (`storage.*`); off without `storage.bucket`.
@@ -218,6 +221,7 @@ public struct LatchkeyConfiguration: Sendable {
         self.keyPublishAhead = reader.double(forKey: "keys.publish-ahead", default: defaults.keyPublishAhead)
         self.revocationPollInterval = reader.double(forKey: "revocations.poll-interval", default: defaults.revocationPollInterval)
         self.apple = AppleConfiguration(reader: reader.scoped(to: "apple"))
+        self.google = GoogleConfiguration(reader: reader.scoped(to: "google"))
         self.storage = StorageConfiguration(reader: reader.scoped(to: "storage"))
         self.events = EventsConfiguration(reader: reader.scoped(to: "events"))
         self.email = EmailConfiguration(reader: reader)

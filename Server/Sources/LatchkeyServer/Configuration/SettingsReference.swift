@@ -85,6 +85,13 @@ public enum SettingsReference {
         "events.max-sockets-per-user": "Open event sockets per user; one more closes the user's oldest with 4008 (`too_many_sockets`). At least 1.",
         "events.ping-interval": "Seconds between pings on an event socket; a client that does not answer within the next interval is dropped (1 to "
             + "3600).",
+        "google.client-ids": "Sign in with Google's accepted `aud` values (a JSON array, or comma-separated): the app's iOS and web OAuth client "
+            + "IDs; a token's `azp`, when present, must be one of them too. Empty turns Sign in with Google off (`POST /api/v1/auth/google` 404).",
+        "google.hosted-domains": "Google Workspace domains (a JSON array, or comma-separated) whose accounts may sign in: a token's `hd` must be "
+            + "one of them, and a consumer account's token (no `hd`) is refused. Empty: every Google account.",
+        "google.jwks-url": "Where Google's public keys for ID tokens are fetched (https; http only for a loopback address); change it only to "
+            + "point tests at a stand-in.",
+        "google.leeway": "Seconds a Google ID token's `exp` may have passed, or its `iat` or `nbf` lie ahead, by this server's clock (0 to 3600).",
         "guest-audience": "The `aud` claim of guest tokens; must differ from `audience`. Unset: `<audience>:guest`.",
         "guest.features-disabled": "Features a guest token's response lists as disabled in its `limitations` (comma-separated), for the app to "
             + "honour; the server enforces none of them.",
@@ -168,8 +175,8 @@ public enum SettingsReference {
         "limits.register-user.limit": "User registrations (`POST /api/v1/users/register`) per client IP (IPv6 per /64) in the window; 0 turns the "
             + "limit off.",
         "limits.register-user.window": "Seconds of the rolling window of `limits.register-user`: a hit stops counting this long after it was made.",
-        "limits.sign-in.limit": "Sign in with Apple and token exchanges (`POST /api/v1/auth/apple`, `POST /api/v1/auth/token-exchange`) together "
-            + "per client IP (IPv6 per /64) in the window; 0 turns the limit off.",
+        "limits.sign-in.limit": "Sign in with Apple, Sign in with Google and token exchanges (`POST /api/v1/auth/apple`, "
+            + "`POST /api/v1/auth/google`, `POST /api/v1/auth/token-exchange`) together per client IP (IPv6 per /64) in the window; 0 turns the limit off.",
         "limits.sign-in.window": "Seconds of the rolling window of `limits.sign-in`: a hit stops counting this long after it was made.",
         "limits.trusted-proxies": "IP addresses (comma-separated) whose `X-Forwarded-For` is believed to name the client; also the only callers "
             + "`GET /api/v1/authorize` answers.",
@@ -206,8 +213,8 @@ public enum SettingsReference {
             + "audience (Clerk), which needs `authorized-parties`.",
         "providers.<name>.authorized-parties": "Accepted `azp` values: with `audiences` `any` every token must carry one; with named audiences an "
             + "`azp` a token carries must be one (native clients may omit it).",
-        "providers.<name>.issuer": "Required: the exact `iss` of provider `<name>`'s tokens; it must differ from Latchkey's, Apple's and other "
-            + "providers'.",
+        "providers.<name>.issuer": "Required: the exact `iss` of provider `<name>`'s tokens; it must differ from Latchkey's, Apple's, Google's "
+            + "(with `google.client-ids`) and other providers'.",
         "providers.<name>.jwks-url": "Where provider `<name>`'s public keys are fetched (https; http only for a loopback address; redirects never "
             + "followed); this or `public-key` is required.",
         "providers.<name>.leeway": "Seconds a provider token's `iat` or `nbf` may lie ahead of this server's clock.",
@@ -216,7 +223,7 @@ public enum SettingsReference {
         "providers.<name>.token-type": "The `typ` header provider `<name>`'s tokens must carry exactly; unset, a `typ` other than `JWT` or `at+jwt` "
             + "is refused.",
         "providers.names": "Third-party identity providers (Clerk, any OIDC issuer) whose tokens are accepted as Bearer tokens (comma-separated; "
-            + "`apple` and `latchkey` are reserved); each is set under `providers.<name>.`.",
+            + "`apple`, `google` and `latchkey` are reserved); each is set under `providers.<name>.`.",
         "passkeys.apple-app-ids": "The apps (`TEAMID.bundle.id`, a JSON array or comma-separated) whose passkeys are this site's: "
             + "`GET /.well-known/apple-app-site-association` lists them under `webcredentials` for iOS's Associated Domains.",
         "passkeys.challenge-lifetime": "Seconds a passkey ceremony's challenge may be answered (once) after its options were issued.",

@@ -8,6 +8,7 @@ extension LatchkeyConfiguration {
         [
             "email": .string(self.email.isEnabled ? "on" : "off"),
             "apple": .string(self.apple.isEnabled ? "on" : "off"),
+            "google": .string(self.google.isEnabled ? "on" : "off"),
             "providers": .string(self.identityProviders.isEmpty ? "none" : self.identityProviders.map(\.name).joined(separator: ",")),
             "storage": .string(self.storage.isEnabled ? "on" : "off"),
             "console": .string(self.admin.enabled ? (self.admin.port.map { "port \($0)" } ?? "on") : "off"),

@@ -107,7 +107,7 @@ public struct IdentityProviderConfiguration: Sendable {
                 problems.append("providers.\(name) needs jwks-url or public-key")
                 continue
             }
-            if name == "apple" || name == "latchkey" {
+            if ["apple", "google", "latchkey"].contains(name) {
                 problems.append("providers.\(name): the name is reserved")
                 continue
             }

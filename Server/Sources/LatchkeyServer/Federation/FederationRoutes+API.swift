@@ -37,6 +37,49 @@ extension FederationRoutes {
             .badGateway("Apple refused or did not answer the authorization-code exchange; nothing was changed."), .unavailable,
         ])
 
+    static let google = APIOperation(
+        .post, "/api/v1/auth/google", id: "signInWithGoogle", tag: "Federation",
+        summary: "Sign in with Google, or link Google to the calling session's user",
+        description: """
+            Verifies a Google ID token (from GoogleSignIn-iOS or Google Identity Services) without a network call once Google's keys \
+            are cached: RS256 only, the key chosen by `kid` from Google's JWKS (`google.jwks-url`, cached per its `Cache-Control`; an \
+            unknown `kid` refetches at most once a minute), `iss` = `https://accounts.google.com` or `accounts.google.com`, `aud` one \
+            of `google.client-ids`, `azp` (when present) one of them too, `exp` and `iat` within `google.leeway` (60 s), and, with \
+            `google.hosted-domains` set, `hd` one of them (a consumer account's token, without `hd`, is refused).
+
+            `nonce` is compared raw, byte for byte: Google puts the app's nonce in the token as given, not hashed. When the request \
+            carries `nonce` the token must carry the same; a token that carries a nonce the request does not send is refused. The \
+            token's `email` is kept on the identity only when `email_verified` is true, and is never used to find or merge accounts: \
+            the Google subject alone names the account.
+
+            Without a Bearer, Google's `sub` maps to a Latchkey user: the first sign-in creates one (kind `federated`; 201), later \
+            ones return it (200). With a session's Bearer the Google account is linked to that session's user, which keeps its ID \
+            and data (200); linking needs a recent sign-in (403 `reauthentication_required` otherwise), and a Google account of \
+            another user is 409 `identity_already_linked` with nothing merged. Everything the sign-in writes is one transaction. \
+            Counts in `limits.sign-in` with Apple and token exchange. Without `google.client-ids` the answer is 404.
+
+            A user with a confirmed second factor gets no tokens: 403 `mfa_required` with an `mfa_token` for \
+            `POST /api/v1/mfa/verify` (the identity is linked or found all the same). A disabled user: 403 `user_disabled`. The \
+            session's access token says `amr: ["google"]`.
+            """,
+        requestBody: GoogleSignInRequest.self,
+        outcomes: [
+            .init(
+                200, "A known Google account signed in, or Google linked to the Bearer's user: a new session.", body: TokenPairResponse.self,
+                headers: ["Cache-Control"]),
+            .init(
+                201, "A user was created for this Google account: its first session.", body: TokenPairResponse.self, headers: ["Cache-Control"]),
+            .badRequest(),
+            .init(401, "The ID token or nonce was refused (`invalid_token`), or the Bearer is not valid.", headers: ["WWW-Authenticate"]),
+            .secondFactorRequired(
+                also:
+                    "the user is disabled (`user_disabled`), the Bearer is not a user's session (`forbidden`), or shows no recent sign-in "
+                    + "(`reauthentication_required`)."),
+            .notFound("Sign in with Google is not enabled on this server."),
+            .conflict("The Google account is linked to another user (`identity_already_linked`); nothing was merged."), .tooLarge,
+            .badGateway("Google's signing keys could not be fetched; nothing was changed."), .unavailable,
+        ])
+
     static let tokenExchange = APIOperation(
         .post, "/api/v1/auth/token-exchange", id: "exchangeProviderToken", tag: "Federation",
         summary: "Trade an identity provider's token for a Latchkey session",

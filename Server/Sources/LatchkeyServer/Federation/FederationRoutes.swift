@@ -1,7 +1,8 @@
 import Hummingbird
 import LatchkeyAPI
 
-/// `POST /api/v1/auth/apple`, `POST /api/v1/auth/token-exchange` and `DELETE /api/v1/users/me/identities/{provider}`.
+/// `POST /api/v1/auth/apple`, `POST /api/v1/auth/google`, `POST /api/v1/auth/token-exchange` and
+/// `DELETE /api/v1/users/me/identities/{provider}`.
 struct FederationRoutes {
     let federation: FederationService
     let sessions: SessionService
@@ -15,7 +16,7 @@ struct FederationRoutes {
     func add(to api: APIRoutes<LatchkeyRequestContext>) {
         let signIn = RouteRequirement<LatchkeyRequestContext>.limited(
             by: self.limits.signIn, limiter: self.limiter, trustedProxies: self.limits.trustedProxies,
-            counting: "attempts (Apple and token exchange together)")
+            counting: "attempts (Apple, Google and token exchange together)")
         api.add(
             Self.apple,
             requirements: [
@@ -32,6 +33,25 @@ struct FederationRoutes {
             let signedIn = try await self.federation.signInWithApple(body, linkingTo: context.identity, proof: context.proof)
             if let bearer = context.identity {
                 await self.accounts?.tellSignInChanged(userID: bearer.userID, "Sign in with Apple was linked to your account: it now signs in too.")
+            }
+            return Answer.tokens(signedIn.tokens, status: signedIn.created ? .created : .ok)
+        }
+        api.add(
+            Self.google,
+            requirements: [
+                .proof(self.dpop), signIn, .issuesSessionTokens,
+                .token(
+                    self.verifier, kinds: [.session], optional: true,
+                    refusal: "Only a signed-in session can link a Google account; guest tokens and access codes cannot."),
+            ]
+        ) { request, context in
+            let body = try await request.decode(as: GoogleSignInRequest.self, context: context)
+            guard !body.idToken.isEmpty, body.nonce?.isEmpty != true else {
+                throw APIError.badRequest("Send id_token (and nonce, when the app gave Google one, as it was given).")
+            }
+            let signedIn = try await self.federation.signInWithGoogle(body, linkingTo: context.identity, proof: context.proof)
+            if let bearer = context.identity {
+                await self.accounts?.tellSignInChanged(userID: bearer.userID, "Sign in with Google was linked to your account: it now signs in too.")
             }
             return Answer.tokens(signedIn.tokens, status: signedIn.created ? .created : .ok)
         }

@@ -2,13 +2,16 @@ import Foundation
 import LatchkeyAPI
 import Logging
 
-/// Sign in with Apple, account linking, token exchange for third-party providers, and the Apple side
+/// Sign in with Apple and with Google, account linking, token exchange for third-party providers, and the Apple side
 /// of account deletion.
 package final class FederationService: Sendable {
     static let appleProvider = "apple"
+    static let googleProvider = "google"
 
     let apple: AppleConfiguration
     let appleVerifier: IdentityTokenVerifier?
+    let google: GoogleConfiguration
+    let googleVerifier: IdentityTokenVerifier?
     let appleClient: AppleClient
     let external: ExternalTokenVerifier
     let store: any IdentityStore
@@ -19,12 +22,14 @@ package final class FederationService: Sendable {
     let logger: Logger
 
     init(
-        apple: AppleConfiguration, appleVerifier: IdentityTokenVerifier?, appleClient: AppleClient, external: ExternalTokenVerifier,
-        store: any IdentityStore, users: any UserStore, sessions: SessionService, masterKey: MasterKey, clock: any WallClock,
-        logger: Logger
+        apple: AppleConfiguration, appleVerifier: IdentityTokenVerifier?, google: GoogleConfiguration = GoogleConfiguration(),
+        googleVerifier: IdentityTokenVerifier? = nil, appleClient: AppleClient, external: ExternalTokenVerifier, store: any IdentityStore,
+        users: any UserStore, sessions: SessionService, masterKey: MasterKey, clock: any WallClock, logger: Logger
     ) {
         self.apple = apple
         self.appleVerifier = appleVerifier
+        self.google = google
+        self.googleVerifier = googleVerifier
         self.appleClient = appleClient
         self.external = external
         self.store = store
@@ -101,14 +106,13 @@ package final class FederationService: Sendable {
     }
 
     /// Spends `nonce`, finds, creates or links the user of `identity` and starts its session, in one transaction.
-    private func completeSignIn(
+    func completeSignIn(
         _ identity: FederatedIdentity, linkingTo bearer: VerifiedToken?, nonce: SpentNonce?, proof: VerifiedProof?
     )
         async throws -> (tokens: TokenPairResponse, outcome: FederatedSignIn)
     {
         var (session, refreshToken, mfaToken) = self.sessions.makeSession(
-            userID: "", deviceID: bearer?.deviceID, proof: proof, amr: [identity.provider == Self.appleProvider ? .apple : .federated],
-            secondFactorGate: true)
+            userID: "", deviceID: bearer?.deviceID, proof: proof, amr: [Self.method(of: identity.provider)], secondFactorGate: true)
         let (outcome, start) = try await self.store.completeSignIn(
             identity, linkingTo: bearer?.userID, newUserID: UUID().uuidString.lowercased(), nonce: nonce, session: session,
             now: session.createdAt)
@@ -116,6 +120,15 @@ package final class FederationService: Sendable {
         case .existing(let userID), .created(let userID): session.userID = userID
         }
         return (try await self.sessions.answer(start, session: session, refreshToken: refreshToken, mfaToken: mfaToken), outcome)
+    }
+
+    /// How a sign-in through `provider` is named in the session's `amr`.
+    static func method(of provider: String) -> AuthenticationMethod {
+        switch provider {
+        case Self.appleProvider: .apple
+        case Self.googleProvider: .google
+        default: .federated
+        }
     }
 
     /// Unlinks the user's identities at `provider`; returns how many. Refused (409 `last_sign_in_method`) when the

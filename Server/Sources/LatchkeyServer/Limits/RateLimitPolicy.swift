@@ -37,7 +37,7 @@ public struct RateLimitPolicy: Sendable, Equatable {
 /// `guest.*` (30 per 3600 s per client IP — Supabase's default for anonymous sign-ins),
 /// `access-code-exchange.*` (30 per 300 s per client IP), `refresh.*` (30 successful refreshes per 300 s per
 /// session: many phones share one carrier IP), `refresh-failures.*` (60 failed refreshes per 300 s per client
-/// IP), `sign-in.*` (Sign in with Apple and token exchange: 30 per 300 s per client IP), `trusted-proxies`
+/// IP), `sign-in.*` (Sign in with Apple, with Google and token exchange: 30 per 300 s per client IP), `trusted-proxies`
 /// (comma-separated IP addresses whose `X-Forwarded-For` is believed, and which may ask `GET /api/v1/authorize`),
 /// `guest-per-network` (admitted guest actions on metered routes per client per day, across device IDs: 50; 0 is off).
 /// Client IPs are counted per address for IPv4 and per /64 network for IPv6.

@@ -26,6 +26,8 @@ package struct IdentityRecord: Sendable, Equatable {
     package var subject: String
     package var userID: String
     package var createdAt: Date
+    /// The address the provider gave with the identity (Apple and Google: only a verified one).
+    package var email: String? = nil
 }
 
 /// A session: the family of refresh tokens that one sign-in started.

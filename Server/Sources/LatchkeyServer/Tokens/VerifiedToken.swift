@@ -36,7 +36,7 @@ public struct VerifiedToken: Sendable, Equatable {
 public struct TokenRejection: Error, Hashable, Sendable, CustomStringConvertible {
     private enum Base: String, Hashable, Sendable {
         case malformed, unsupportedAlgorithm, badSignature, wrongIssuer, wrongAudience, expired, notYetValid, revoked, notAnAccessCode, unknownKey,
-            issuedInTheFuture, nonceMismatch, nonceReused, unauthorizedParty, missingSubject, wrongType
+            issuedInTheFuture, nonceMismatch, nonceReused, unauthorizedParty, missingSubject, wrongType, wrongHostedDomain
     }
 
     private let base: Base
@@ -64,6 +64,8 @@ public struct TokenRejection: Error, Hashable, Sendable, CustomStringConvertible
     public static let missingSubject = TokenRejection(base: .missingSubject)
     /// The header's `typ` names another kind of JWT (not an access token, or not the provider's configured type).
     public static let wrongType = TokenRejection(base: .wrongType)
+    /// A Google token's `hd` (its Workspace domain) is missing or not one of `google.hosted-domains`.
+    public static let wrongHostedDomain = TokenRejection(base: .wrongHostedDomain)
 
     /// A stable name of the reason, for logs.
     public var reason: String { self.base.rawValue }
@@ -86,6 +88,7 @@ public struct TokenRejection: Error, Hashable, Sendable, CustomStringConvertible
         case .unauthorizedParty: "The token was issued to a party that is not authorized."
         case .missingSubject: "The token names no subject."
         case .wrongType: "The token is not an access token (its typ header names another kind of JWT)."
+        case .wrongHostedDomain: "The token's account is not in a domain this server accepts."
         }
     }
 

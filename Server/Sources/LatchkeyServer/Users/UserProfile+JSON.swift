@@ -39,6 +39,7 @@ extension UserProfile.Device: JSONBodyWritable {
 extension UserProfile.Identity: JSONBodyWritable {
     package func writeMembers(to writer: inout JSONBodyWriter) {
         writer.member("created_at", self.createdAt)
+        if let email = self.email { writer.member("email", email) }
         writer.member("provider", self.provider)
         writer.member("subject", self.subject)
     }

@@ -40,7 +40,9 @@ public struct UserService: Sendable {
         let attested = try await self.attestations?.attestedDevices(among: stored.devices.map(\.id), userID: stored.user.id) ?? []
         return UserProfile(
             userID: stored.user.id, kind: stored.user.kind, createdAt: stored.user.createdAt, tokenKind: token.kind, sessionID: token.sessionID,
-            identities: stored.identities.map { UserProfile.Identity(provider: $0.provider, subject: $0.subject, createdAt: $0.createdAt) },
+            identities: stored.identities.map {
+                UserProfile.Identity(provider: $0.provider, subject: $0.subject, createdAt: $0.createdAt, email: $0.email)
+            },
             devices: stored.devices.map {
                 UserProfile.Device(
                     deviceID: $0.id, createdAt: $0.createdAt, lastSeenAt: $0.lastSeenAt.map(Self.day), attested: attested.contains($0.id))

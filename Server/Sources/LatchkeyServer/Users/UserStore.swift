@@ -75,6 +75,7 @@ extension SQLLatchkeyStore: UserStore {
         // One row for the user (with the budget limit and the usage sum), one per device and one per identity; a
         // user that does not exist has no devices or identities either (ON DELETE CASCADE), so no rows at all.
         // Columns: part, a/b/c (text), t1/t2 (times), n1/n2 (numbers). The email account's row: 'e', the address, when verified.
+        // An identity's row: 'i', provider, subject, the address its provider gave.
         let rows = try await self.database.readStatement { sql in
             try await sql.raw(
                 """
@@ -86,7 +87,7 @@ extension SQLLatchkeyStore: UserStore {
                 SELECT 'd', d.id, d.secret_hash, d.key_thumbprint, d.created_at, d.last_seen_at, NULL, NULL
                 FROM devices d WHERE d.user_id = \(bind: id)
                 UNION ALL
-                SELECT 'i', i.provider, i.subject, NULL, i.created_at, NULL, NULL, NULL
+                SELECT 'i', i.provider, i.subject, i.email, i.created_at, NULL, NULL, NULL
                 FROM identities i WHERE i.user_id = \(bind: id)
                 UNION ALL
                 SELECT 'e', e.email, NULL, NULL, e.verified_at, NULL, NULL, NULL
@@ -115,7 +116,9 @@ extension SQLLatchkeyStore: UserStore {
                 email = (try row.string("a"), try row.optionalDate("t1") != nil)
             default:
                 identities.append(
-                    IdentityRecord(provider: try row.string("a"), subject: try row.string("b"), userID: id, createdAt: try row.date("t1")))
+                    IdentityRecord(
+                        provider: try row.string("a"), subject: try row.string("b"), userID: id, createdAt: try row.date("t1"),
+                        email: try row.optionalString("c")))
             }
         }
         // Sorted here, not by ORDER BY: a sort next to bound parameters makes SQLite prepare the statement again on
@@ -135,11 +138,11 @@ extension SQLLatchkeyStore: UserStore {
 
     static func identities(ofUser userID: String, on sql: any SQLDatabase) async throws -> [IdentityRecord] {
         try await sql.raw(
-            "SELECT provider, subject, user_id, created_at FROM identities WHERE user_id = \(bind: userID)"
+            "SELECT provider, subject, user_id, created_at, email FROM identities WHERE user_id = \(bind: userID)"
         ).all().map { row in
             IdentityRecord(
                 provider: try row.string("provider"), subject: try row.string("subject"), userID: try row.string("user_id"),
-                createdAt: try row.date("created_at"))
+                createdAt: try row.date("created_at"), email: try row.optionalString("email"))
         }.sorted(by: Self.oldestFirst)
     }
 

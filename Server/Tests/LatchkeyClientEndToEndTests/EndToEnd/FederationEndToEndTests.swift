@@ -8,9 +8,10 @@ import Testing
 import FoundationNetworking
 #endif
 
-/// The SDK against a live server whose Apple and Clerk are `Tests/interop/idp_peer.py` (started by `scripts/test`):
-/// seed 001 (Photolala: Apple → our own user UUID), linking an anonymous device user, and seed 004 (SabaiPics:
-/// a real Clerk-shaped session token as the Bearer).
+/// The SDK against a live server whose Apple, Google and Clerk are `Tests/interop/idp_peer.py` (started by `scripts/test`):
+/// seed 001 (Photolala: Apple → our own user UUID), linking an anonymous device user, seed 004 (SabaiPics: a real
+/// Clerk-shaped session token as the Bearer), and Sign in with Google against the peer's hidden Google-like issuer
+/// (Google's own `iss`; the server only knows where its keys are).
 @Suite(
     .enabled(
         if: !(ProcessInfo.processInfo.environment["LATCHKEY_TEST_IDP_URL"] ?? "").isEmpty,
@@ -18,11 +19,11 @@ import FoundationNetworking
 struct FederationEndToEndTests {
     static var peer: String { ProcessInfo.processInfo.environment["LATCHKEY_TEST_IDP_URL"] ?? "" }
 
-    static func mint(_ path: String, claims: [String: Any]) async throws -> String {
+    static func mint(_ path: String, claims: [String: Any], _ options: [String: Any] = [:]) async throws -> String {
         var request = URLRequest(url: URL(string: Self.peer + path)!)
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = try JSONSerialization.data(withJSONObject: ["claims": claims])
+        request.httpBody = try JSONSerialization.data(withJSONObject: options.merging(["claims": claims]) { $1 })
         let (data, _) = try await URLSession.shared.data(for: request)
         return try #require((try JSONSerialization.jsonObject(with: data) as? [String: Any])?["token"] as? String)
     }
@@ -34,6 +35,21 @@ struct FederationEndToEndTests {
         clerk.acceptsAnyAudience = true  // Clerk's session tokens carry no aud: their azp names the app
         clerk.authorizedParties = ["https://app.example.com"]
         configuration.identityProviders = [clerk]
+        configuration.google.clientIDs = [Self.googleClientID]
+        configuration.google.jwksURL = "\(Self.peer)/google/oauth2/v3/certs"
+    }
+
+    static let googleClientID = "1234567890-ios.apps.googleusercontent.com"
+
+    /// A Google ID token for `subject` carrying `nonce` raw (as Google does), valid on `server`'s clock; `extra` claims and
+    /// minting `options` (`sign_with`, `kid`, `alg`, `omit`) as the peer takes them.
+    static func googleToken(
+        subject: String, nonce: String?, server: LiveServer, _ extra: [String: Any] = [:], _ options: [String: Any] = [:]
+    ) async throws -> String {
+        let now = Int(server.clock.now().timeIntervalSince1970)
+        var claims: [String: Any] = ["sub": subject, "iat": now, "exp": now + 3600]
+        if let nonce { claims["nonce"] = nonce }
+        return try await Self.mint("/test/mint/google", claims: claims.merging(extra) { $1 }, options)
     }
 
     /// An Apple identity token for `subject` carrying `nonce`'s hash, valid on `server`'s clock.
@@ -99,6 +115,58 @@ struct FederationEndToEndTests {
             #expect(UUID(uuidString: profile.userID) != nil)
             _ = try await session.send(.get("/api/v1/assets/echo", auth: .bearer))
             #expect(server.seen.last?.authorization == "Bearer \(clerkToken)")
+        }
+    }
+
+    /// Sign in with Google end to end: a first sign-in, the return of the same account on another install, linking a
+    /// device user, the conflict of linking an account another user holds, and the refusals, each leaving the session in use.
+    @Test func googleSignInReturnLinkConflictAndRefusals() async throws {
+        try await LiveServer.run(configure: Self.configure) { server in
+            let subject = "1\(Int.random(in: 100_000_000...999_999_999))"
+            let nonce = UUID().uuidString
+            let first = try await AppInstall(server: server).launch().signInWithGoogle(
+                idToken: try await Self.googleToken(subject: subject, nonce: nonce, server: server), nonce: nonce)
+            #expect(UUID(uuidString: first.userID) != nil)
+            let returning = AppInstall(server: server).launch()
+            let again = try await returning.signInWithGoogle(idToken: try await Self.googleToken(subject: subject, nonce: nil, server: server))
+            #expect(again.userID == first.userID)
+            let profile = try await returning.currentUser()
+            #expect(profile.identities.map(\.provider) == ["google"])
+            #expect(profile.identities.map(\.email) == ["person@example.com"])
+
+            let device = AppInstall(server: server).launch()
+            let deviceUser = try await device.registerDevice()
+            let linkNonce = UUID().uuidString
+            let linked = try await device.signInWithGoogle(
+                idToken: try await Self.googleToken(subject: "link.\(UUID().uuidString)", nonce: linkNonce, server: server), nonce: linkNonce)
+            #expect(linked.userID == deviceUser.userID)
+
+            let other = AppInstall(server: server).launch()
+            _ = try await other.registerDevice()
+            await expectRefusal(.identityAlreadyLinked) {
+                try await other.signInWithGoogle(idToken: try await Self.googleToken(subject: subject, nonce: nil, server: server))
+            }
+            #expect(await other.state.isSignedIn)
+
+            let now = Int(server.clock.now().timeIntervalSince1970)
+            let hashed = AppleNonce.random()
+            let refused: [(String, String?, [String: Any], [String: Any])] = [
+                ("another app's client ID", nil, ["aud": "someone-else.apps.googleusercontent.com"], [:]),
+                ("azp of another app", nil, ["azp": "someone-else.apps.googleusercontent.com"], [:]),
+                ("another issuer", nil, ["iss": "https://accounts.google.com.evil.example"], [:]),
+                ("expired beyond the leeway", nil, ["iat": now - 7200, "exp": now - 61], [:]),
+                ("a forged signature", nil, [:], ["sign_with": "rogue", "kid": "google-1"]),
+                ("a key Google does not publish", nil, [:], ["sign_with": "rogue", "kid": "google-9"]),
+                ("alg none", nil, [:], ["alg": "none"]),
+                ("the nonce hashed, as Apple's", hashed.raw, ["nonce": hashed.sha256], [:]),
+                ("a nonce the request does not send", nil, ["nonce": "raw-nonce"], [:]),
+                ("no nonce for the one sent", "raw-nonce", [:], [:]),
+            ]
+            for (name, sent, extra, options) in refused {
+                let token = try await Self.googleToken(subject: "refused.\(UUID().uuidString)", nonce: nil, server: server, extra, options)
+                await expectRefusal(.signInRejected) { try await other.signInWithGoogle(idToken: token, nonce: sent) }
+                #expect(await other.state.isSignedIn, "\(name)")
+            }
         }
     }
 }
