@@ -268,7 +268,9 @@ struct Spec31ConsoleTests {
                 Spec31Form.all(in: page.text).first { $0.labels.contains { $0 == "Disable user" } }, "no Disable user button on \(userPage)")
             #expect(form.method == "post")
             var answer = try await support.submit(form, from: userPage)
-            if answer.status == .ok, let confirm = Spec31Form.all(in: answer.text).first(where: { $0.method == "post" && !Self.isOwnAccountForm($0.action) }) {
+            if answer.status == .ok,
+                let confirm = Spec31Form.all(in: answer.text).first(where: { $0.method == "post" && !Self.isOwnAccountForm($0.action) })
+            {
                 answer = try await support.submit(confirm, from: userPage)
             }
             #expect([.seeOther, .ok].contains(answer.status), "\(answer.status)")
@@ -319,7 +321,9 @@ struct Spec31ConsoleTests {
                     for method in [HTTPRequest.Method.get, .post] {
                         let answer = method == .get ? try await browser.get(path) : try await browser.post(path, [("csrf", "x")])
                         #expect(answer.status == .notFound, "\(method) \(path): \(answer.status)")
-                        #expect(answer.headers[.contentType]?.hasPrefix("text/html") == true, "\(method) \(path): \(String(describing: answer.headers[.contentType]))")
+                        #expect(
+                            answer.headers[.contentType]?.hasPrefix("text/html") == true,
+                            "\(method) \(path): \(String(describing: answer.headers[.contentType]))")
                         #expect(!answer.text.hasPrefix("{"), "\(method) \(path) answered JSON")
                     }
                 }

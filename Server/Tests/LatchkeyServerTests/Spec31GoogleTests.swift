@@ -146,9 +146,11 @@ import Testing
         try await Spec31.withGoogle(google: ["leeway": 5]) { client, server, _ in
             let now = Int(server.clock.now().timeIntervalSince1970)
             Spec31.expectInvalidToken(
-                try await Spec31.googleSignIn(client, server, subject: Self.subject(), extra: ["iat": now - 3630, "exp": now - 30]), "leeway 5, exp -30")
+                try await Spec31.googleSignIn(client, server, subject: Self.subject(), extra: ["iat": now - 3630, "exp": now - 30]),
+                "leeway 5, exp -30")
             Spec31.expectInvalidToken(
-                try await Spec31.googleSignIn(client, server, subject: Self.subject(), extra: ["iat": now + 30, "exp": now + 3630]), "leeway 5, iat +30")
+                try await Spec31.googleSignIn(client, server, subject: Self.subject(), extra: ["iat": now + 30, "exp": now + 3630]),
+                "leeway 5, iat +30")
         }
         try await Spec31.withGoogle(google: ["leeway": 300]) { client, server, _ in
             let now = Int(server.clock.now().timeIntervalSince1970)
@@ -285,11 +287,13 @@ import Testing
             for _ in 0..<3 { Spec31.expectStatus(try await Spec31.googleSignIn(client, server, subject: Self.subject()), .created) }
             Spec31.expectStatus(try await Spec31.googleSignIn(client, server, subject: Self.subject()), .tooManyRequests, .rateLimited, "4th google")
             Spec31.expectStatus(
-                try await Spec31.appleSignIn(client, server, subject: "001.\(UUID().uuidString)"), .tooManyRequests, .rateLimited, "apple after 3 google")
+                try await Spec31.appleSignIn(client, server, subject: "001.\(UUID().uuidString)"), .tooManyRequests, .rateLimited,
+                "apple after 3 google")
         }
         try await Spec31.withGoogle(configure: configure) { client, server, _ in
             for _ in 0..<3 { Spec31.expectStatus(try await Spec31.appleSignIn(client, server, subject: "001.\(UUID().uuidString)"), .created) }
-            Spec31.expectStatus(try await Spec31.googleSignIn(client, server, subject: Self.subject()), .tooManyRequests, .rateLimited, "google after 3 apple")
+            Spec31.expectStatus(
+                try await Spec31.googleSignIn(client, server, subject: Self.subject()), .tooManyRequests, .rateLimited, "google after 3 apple")
         }
     }
 

@@ -12,7 +12,9 @@ import Testing
 @Suite struct Spec31SessionsTests {
     static let path = "/api/v1/users/me/sessions"
 
-    static func sessions(_ client: some TestClientProtocol, _ token: String, sourceLocation: SourceLocation = #_sourceLocation) async throws
+    static func sessions(
+        _ client: some TestClientProtocol, _ token: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws
         -> [[String: Any]]
     {
         let answer = try await client.send(.get, Self.path, bearer: token, sourceLocation: sourceLocation)
@@ -207,7 +209,9 @@ import Testing
         }
         // No hash of anything, in hex or base64: no run of 64 hex digits, no run of 43 base64 characters.
         #expect(text.firstMatch(of: /[0-9a-fA-F]{64}/) == nil, "a 64-hex-digit string in the export")
-        #expect(text.firstMatch(of: /[A-Za-z0-9_\-+\/]{43,}/) == nil, "a long base64 string in the export: \(text.firstMatch(of: /[A-Za-z0-9_\-+\/]{43,}/)?.output ?? "")")
+        #expect(
+            text.firstMatch(of: /[A-Za-z0-9_\-+\/]{43,}/) == nil,
+            "a long base64 string in the export: \(text.firstMatch(of: /[A-Za-z0-9_\-+\/]{43,}/)?.output ?? "")")
     }
 
     /// Nothing secret: no token, device secret or refresh token, nor any hash the database keeps of them.

@@ -188,7 +188,9 @@ enum Spec31 {
     }
 
     /// `POST /api/v1/auth/apple` for `subject` with a fresh nonce.
-    static func appleSignIn(_ client: some TestClientProtocol, _ server: TestServer, subject: String, bearer: String? = nil) async throws
+    static func appleSignIn(
+        _ client: some TestClientProtocol, _ server: TestServer, subject: String, bearer: String? = nil
+    ) async throws
         -> TestResponse
     {
         let nonce = UUID().uuidString
