@@ -84,6 +84,20 @@ import Testing
         }
     }
 
+    @Test(arguments: [
+        ("device hwk", "device"), ("pwd otp", "password"), ("apple", "apple"), ("google", "google"), ("hwk user", "passkey"),
+        ("hwk", "passkey"), ("access_code", "access_code"), ("fed", "federated"), ("email", "email"),
+    ])
+    func theMethodOfAnOlderSessionFollowsTheFirstEntryOfItsAMR(amr: String, method: String) async throws {
+        try await withServer(.router) { client, server in
+            let device = try await client.registerDevice()
+            try await server.services.database.transaction { sql in
+                try await sql.raw("UPDATE sessions SET method = NULL, amr = \(bind: amr)").run()
+            }
+            #expect(try await Self.sessions(device.accessToken, client).map(\.method) == [method])
+        }
+    }
+
     @Test func endedSessionsAreNotListed() async throws {
         try await withServer(.router) { client, server in
             let first = try await client.registerDevice()

@@ -22,7 +22,7 @@ extension LatchkeySession {
     public func endSession(id: String) async throws {
         let path = "/api/v1/users/me/sessions/\(try LatchkeyRequest.pathSegment(id, naming: "session"))"
         let generation = self.generation
-        let current = self.credentials?.session?.sessionID
+        let current = (try? self.loadCredentials())?.session?.sessionID
         _ = try await self.send(LatchkeyRequest(method: "DELETE", path: path, auth: .bearer))
         if generation == self.generation, let current, current.caseInsensitiveCompare(id) == .orderedSame {
             self.endSession(.signedOut(reason: .requested), reason: .requested)
