@@ -82,18 +82,23 @@ public struct AccountExport: Codable, Sendable, Equatable {
         public var disabledAt: Date?
         /// What the app's backend stored about the user (`app_metadata`): the JSON object's text, when there is one.
         public var appMetadata: String?
+        /// The user's passkeys (names and dates; never a key).
+        public var passkeys: [Passkey]
+        /// The user's second factors (kinds and dates; never a secret or a recovery code).
+        public var secondFactors: [SecondFactor]
 
         enum CodingKeys: String, CodingKey {
-            case id, kind, email
+            case id, kind, email, passkeys
             case createdAt = "created_at"
             case emailVerified = "email_verified"
             case disabledAt = "disabled_at"
             case appMetadata = "app_metadata"
+            case secondFactors = "second_factors"
         }
 
         public init(
             id: String, kind: UserKind, createdAt: Date, email: String? = nil, emailVerified: Bool? = nil, disabledAt: Date? = nil,
-            appMetadata: String? = nil
+            appMetadata: String? = nil, passkeys: [Passkey] = [], secondFactors: [SecondFactor] = []
         ) {
             self.id = id
             self.kind = kind
@@ -102,6 +107,8 @@ public struct AccountExport: Codable, Sendable, Equatable {
             self.emailVerified = emailVerified
             self.disabledAt = disabledAt
             self.appMetadata = appMetadata
+            self.passkeys = passkeys
+            self.secondFactors = secondFactors
         }
     }
 
@@ -271,21 +278,15 @@ public struct AccountExport: Codable, Sendable, Equatable {
     public var usage: [Usage]
     /// Newest first.
     public var auditEvents: [AuditEvent]
-    public var passkeys: [Passkey]
-    public var secondFactors: [SecondFactor]
-    /// When the document was made.
-    public var exportedAt: Date
 
     enum CodingKeys: String, CodingKey {
-        case user, identities, devices, sessions, budget, usage, passkeys
+        case user, identities, devices, sessions, budget, usage
         case auditEvents = "audit_events"
-        case secondFactors = "second_factors"
-        case exportedAt = "exported_at"
     }
 
     public init(
         user: User, identities: [Identity], devices: [Device], sessions: [Session], budget: UserProfile.Budget, usage: [Usage],
-        auditEvents: [AuditEvent], passkeys: [Passkey], secondFactors: [SecondFactor], exportedAt: Date
+        auditEvents: [AuditEvent]
     ) {
         self.user = user
         self.identities = identities
@@ -294,8 +295,5 @@ public struct AccountExport: Codable, Sendable, Equatable {
         self.budget = budget
         self.usage = usage
         self.auditEvents = auditEvents
-        self.passkeys = passkeys
-        self.secondFactors = secondFactors
-        self.exportedAt = exportedAt
     }
 }

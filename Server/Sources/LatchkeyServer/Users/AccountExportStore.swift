@@ -13,8 +13,6 @@ package struct AccountExportRecord: Sendable {
     package var budgetLimit: Double?
     package var usage: [AccountExport.Usage]
     package var auditEvents: [AccountExport.AuditEvent]
-    package var passkeys: [AccountExport.Passkey]
-    package var secondFactors: [AccountExport.SecondFactor]
 }
 
 /// Reads what the export holds.
@@ -40,13 +38,13 @@ extension SQLLatchkeyStore: AccountExportStore {
             let user = AccountExport.User(
                 id: try row.string("id"), kind: UserKind(rawValue: try row.string("kind")), createdAt: try row.date("created_at"),
                 email: email, emailVerified: email == nil ? nil : verified,
-                disabledAt: try row.optionalDate("disabled_at"), appMetadata: try row.optionalString("app_metadata"))
+                disabledAt: try row.optionalDate("disabled_at"), appMetadata: try row.optionalString("app_metadata"),
+                passkeys: try await Self.exportedPasskeys(of: userID, on: sql), secondFactors: try await Self.exportedFactors(of: userID, on: sql))
             return AccountExportRecord(
                 user: user, identities: try await Self.exportedIdentities(of: userID, on: sql),
                 devices: try await Self.exportedDevices(of: userID, on: sql),
                 sessions: try await Self.exportedSessions(of: userID, on: sql), budgetLimit: try row.decode(column: "budget_limit", as: Double?.self),
-                usage: try await Self.exportedUsage(of: userID, on: sql), auditEvents: try await Self.exportedAuditEvents(of: userID, on: sql),
-                passkeys: try await Self.exportedPasskeys(of: userID, on: sql), secondFactors: try await Self.exportedFactors(of: userID, on: sql))
+                usage: try await Self.exportedUsage(of: userID, on: sql), auditEvents: try await Self.exportedAuditEvents(of: userID, on: sql))
         }
     }
 

@@ -63,10 +63,11 @@ extension AccountRoutes {
     static let export = APIOperation(
         .get, "/api/v1/users/me/export", id: "exportMyAccount", tag: "Users", summary: "Everything stored about the calling user",
         description: """
-            A JSON document of everything Latchkey holds about the user, for GDPR Art. 15 and 20 requests: `user` (profile, email \
-            address, `app_metadata`), `identities` (provider, subject and the provider's address; never its tokens), `devices`, \
+            A JSON document of everything Latchkey holds about the user, for GDPR Art. 15 and 20 requests, with exactly these \
+            top-level keys: `user` (profile, email address, `app_metadata`, `passkeys` and `second_factors` — names, kinds and \
+            dates), `identities` (provider, subject and the provider's address; never its tokens), `devices`, \
             `sessions` (ended ones included, with why they ended), `budget` and `usage`, `audit_events` whose target is the user or \
-            one of its sessions or devices, `passkeys` and `second_factors` (names, kinds and dates). No token, secret or hash of one. \
+            one of its sessions or devices. No token, secret or hash of one. \
             Needs a recent sign-in, as deleting the account does: a session begun within `tokens.recent-authentication` seconds \
             (600), or a DPoP proof made with the key the session is bound to, naming this access token in `ath`; otherwise 403 \
             `reauthentication_required`.

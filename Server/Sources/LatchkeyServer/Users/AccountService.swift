@@ -35,8 +35,7 @@ package struct AccountService: Sendable {
         let used = record.usage.filter { $0.at > self.budgets.periodStart }.reduce(0) { $0 + $1.amount }
         return AccountExport(
             user: record.user, identities: record.identities, devices: record.devices, sessions: record.sessions,
-            budget: self.budgets.budget(limit: record.budgetLimit, used: used), usage: record.usage, auditEvents: record.auditEvents,
-            passkeys: record.passkeys, secondFactors: record.secondFactors, exportedAt: self.clock.now())
+            budget: self.budgets.budget(limit: record.budgetLimit, used: used), usage: record.usage, auditEvents: record.auditEvents)
     }
 
     /// `YYYY-MM-DD`, the UTC day `time` falls on: a session's last use is shown to the day (as devices' `last_seen_at`),
