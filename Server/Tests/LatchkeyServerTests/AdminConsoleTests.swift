@@ -55,13 +55,21 @@ final class ConsoleBrowser: @unchecked Sendable {
         _ server: TestServer, email: String = "ann@example.com", password: String = "a long admin passphrase", role: AdminRole = .owner
     ) async throws -> String {
         let (_, token) = try await server.services.admin.createAccount(email: email, role: role)
+        let done = try await self.setUp(server, token: token, password: password)
+        return try #require(done.headers[values: .setCookie].first { $0.hasPrefix("latchkey_admin=") })
+    }
+
+    /// Sets up the admin of a setup `token` (printed by `latchkey admin create`) and signs in, enrolling when the console
+    /// asks; returns the setup form's answer (its Set-Cookie starts the session).
+    @discardableResult
+    func setUp(_ server: TestServer, token: String, password: String = "a long admin passphrase") async throws -> TestResponse {
         let page = try await self.get("/admin/setup?token=\(token)")
         let done = try await self.post(
             "/admin/setup", [("csrf", try Self.csrf(in: page.text)), ("token", token), ("password", password), ("password_confirm", password)])
         guard done.status == .seeOther else { throw TestFailure("setup answered \(done.status): \(done.text)") }
         if done.headers[.location] == "/admin/account/second-factor" { try await self.enrol(server) }
         guard try await self.get("/admin").status == .ok else { throw TestFailure("not signed in after the setup") }
-        return try #require(done.headers[values: .setCookie].first { $0.hasPrefix("latchkey_admin=") })
+        return done
     }
 
     /// Enrols on the enrolment page: reads the key from its `<code>`, confirms with the app's code now; returns the

@@ -60,16 +60,6 @@ struct Spec31Form: CustomStringConvertible {
 }
 
 extension ConsoleBrowser {
-    /// Sets up the admin of a setup `token` (printed by `latchkey admin create`), enrolling when the console asks.
-    func setUp(_ server: TestServer, token: String, password: String = AdminConsoleTests.password) async throws {
-        let page = try await self.get("/admin/setup?token=\(token)")
-        let done = try await self.post(
-            "/admin/setup", [("csrf", try Self.csrf(in: page.text)), ("token", token), ("password", password), ("password_confirm", password)])
-        guard done.status == .seeOther else { throw TestFailure("setup answered \(done.status): \(done.text)") }
-        if done.headers[.location] == "/admin/account/second-factor" { try await self.enrol(server) }
-        guard try await self.get("/admin").status == .ok else { throw TestFailure("not signed in after the setup") }
-    }
-
     /// Posts `form` with its hidden fields, this browser's CSRF token (read from `page`) and `extra` for its other inputs.
     func submit(_ form: Spec31Form, from page: String, password: String = AdminConsoleTests.password) async throws -> TestResponse {
         let csrf = try Self.csrf(in: try await self.get(page).text)

@@ -1,4 +1,5 @@
 import Foundation
+import LatchkeyAPI
 import SQLKit
 
 /// The overview's figures: totals now and activity per hour over the last 24 hours.
@@ -27,9 +28,8 @@ package struct AdminSessionRow: Sendable, Equatable {
 
     /// The method of a session stored before `sessions.method` existed, from its `amr` (space-separated).
     static func method(amr: String?) -> String? {
-        guard let first = amr?.split(separator: " ").first.map(String.init) else { return nil }
-        let names: [String: String] = ["pwd": "password", "hwk": "passkey", "fed": "federated", "user": "passkey"]
-        return names[first] ?? first
+        guard let amr, !amr.isEmpty else { return nil }
+        return SessionMethod.of(amr: amr.split(separator: " ").map { AuthenticationMethod(rawValue: String($0)) })
     }
 }
 

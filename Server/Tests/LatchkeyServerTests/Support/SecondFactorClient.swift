@@ -143,19 +143,28 @@ extension TestServer {
     ) async throws -> TestServer {
         let keyed = try await LatchkeyConfiguration.load(overrides: keys.mapValues { .string($0) }, configFile: nil, environment: [:])
         return try await TestServer.make(clock: clock) { configuration in
-            var result = keyed
-            result.database = configuration.database
-            result.databaseMaxConnections = configuration.databaseMaxConnections
-            result.databaseTimeout = configuration.databaseTimeout
-            result.publicURL = configuration.publicURL
-            result.masterKey = configuration.masterKey
-            result.port = configuration.port
-            result.limits = configuration.limits
-            result.metricsToken = configuration.metricsToken
-            result.pruneInterval = configuration.pruneInterval
-            result.email.pollInterval = configuration.email.pollInterval
+            var result = keyed.runningAs(configuration)
             configure(&result)
             configuration = result
         }
+    }
+}
+
+extension LatchkeyConfiguration {
+    /// This configuration (settings a test read by their keys) with what the test harness chose for `harness`: the
+    /// database, the public URL, the master key, the port, the (open) limits, the metrics token and the quick intervals.
+    func runningAs(_ harness: LatchkeyConfiguration) -> LatchkeyConfiguration {
+        var result = self
+        result.database = harness.database
+        result.databaseMaxConnections = harness.databaseMaxConnections
+        result.databaseTimeout = harness.databaseTimeout
+        result.publicURL = harness.publicURL
+        result.masterKey = harness.masterKey
+        result.port = harness.port
+        result.limits = harness.limits
+        result.metricsToken = harness.metricsToken
+        result.pruneInterval = harness.pruneInterval
+        result.email.pollInterval = harness.email.pollInterval
+        return result
     }
 }

@@ -115,17 +115,7 @@ enum Spec31 {
         settings.merge(google) { $1 }
         let loaded = try await self.configuration(google: settings, environment: environment)
         return try await TestServer.make(clock: clock) { configuration in
-            var mine = loaded
-            mine.database = configuration.database
-            mine.databaseMaxConnections = configuration.databaseMaxConnections
-            mine.databaseTimeout = configuration.databaseTimeout
-            mine.publicURL = configuration.publicURL
-            mine.masterKey = configuration.masterKey
-            mine.port = configuration.port
-            mine.limits = configuration.limits
-            mine.metricsToken = configuration.metricsToken
-            mine.pruneInterval = configuration.pruneInterval
-            mine.email.pollInterval = configuration.email.pollInterval
+            var mine = loaded.runningAs(configuration)
             mine.apple.clientIDs = [Spec31Issuer.appleClientID]
             mine.apple.jwksURL = "\(base)/apple/keys"
             configuration = mine
