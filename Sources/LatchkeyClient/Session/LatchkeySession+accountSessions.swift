@@ -3,7 +3,7 @@ import LatchkeyAPI
 
 extension LatchkeySession {
     /// Where the signed-in user is signed in (`GET /api/v1/users/me/sessions`): the user's live sessions, newest first,
-    /// each with how it began and the day it was last used; this app's own is ``AccountSession/current``.
+    /// each with how it began and the day it was last used; this app's own is `AccountSession.current`.
     ///
     /// - Throws: ``LatchkeyError/notSignedIn`` and the errors of ``send(_:)``.
     public func sessions() async throws -> [AccountSession] {
@@ -13,7 +13,7 @@ extension LatchkeySession {
     /// Ends one of the signed-in user's sessions (`DELETE /api/v1/users/me/sessions/{id}`), as signing out there would:
     /// its refresh token stops working and its apps' live events hear that it was revoked.
     ///
-    /// Ending this app's own session (the ``AccountSession/current`` one) is allowed: it is then signed out here too
+    /// Ending this app's own session (the `AccountSession.current` one) is allowed: it is then signed out here too
     /// (state ``AuthState/signedOut(reason:)``), unless another session replaced it while the call was on its way.
     ///
     /// - Throws: ``LatchkeyError/rejected(_:)`` `not_found` when the ID is not one of the user's live sessions (nothing
@@ -31,7 +31,7 @@ extension LatchkeySession {
 
     /// Everything the server holds about the signed-in user (`GET /api/v1/users/me/export`, for GDPR Art. 15 and 20
     /// requests), as the server wrote it: the raw JSON, to hand to the person or save as a file unchanged. Decode it
-    /// as ``AccountExport`` (ISO 8601 dates) to read it.
+    /// as `AccountExport` (ISO 8601 dates) to read it.
     ///
     /// It needs a recent sign-in, which the request's proof of the device key gives when the session was started with
     /// it.
