@@ -196,17 +196,23 @@ def apple_default_claims(now: int) -> dict[str, Any]:
 
 
 def mint_apple(body: dict[str, Any]) -> str:
+    return mint_with(body, "apple-1", ("apple-1", "apple-2", "rogue", "apple-es"), APPLE_RSA,
+                     apple_default_claims(int(time.time())))
+
+
+def mint_with(body: dict[str, Any], default_key: str, keys: tuple[str, ...], rsa_keys: tuple[str, ...],
+              defaults: dict[str, Any]) -> str:
+    """A token of defaults (changed and pruned as body says) with body's alg, signed with sign_with, one of keys."""
     check_fields(body, {"claims", "omit", "kid", "sign_with", "alg"})
     alg = body.get("alg", "RS256")
-    sign_with = body.get("sign_with", "apple-1")
+    sign_with = body.get("sign_with", default_key)
     if alg not in APPLE_ALGS:
         raise BadRequest(f"alg must be one of {', '.join(APPLE_ALGS)}")
-    if sign_with not in ("apple-1", "apple-2", "rogue", "apple-es"):
-        raise BadRequest("sign_with must be apple-1, apple-2, rogue or apple-es")
-    if alg == "RS256" and sign_with not in APPLE_RSA:
-        raise BadRequest("RS256 needs an RSA key: sign_with apple-1, apple-2 or rogue")
-    claims = build_claims(apple_default_claims(int(time.time())), body)
-    return sign_as(alg, header_with_kid(alg, body, sign_with), claims, sign_with)
+    if sign_with not in keys:
+        raise BadRequest(f"sign_with must be one of {', '.join(keys)}")
+    if alg == "RS256" and sign_with not in rsa_keys:
+        raise BadRequest(f"RS256 needs an RSA key: sign_with one of {', '.join(rsa_keys)}")
+    return sign_as(alg, header_with_kid(alg, body, sign_with), build_claims(defaults, body), sign_with)
 
 
 def sign_as(alg: str, header: dict[str, Any], claims: dict[str, Any], sign_with: str) -> str:
@@ -221,13 +227,6 @@ def sign_as(alg: str, header: dict[str, Any], claims: dict[str, Any], sign_with:
 
 
 def mint_google(body: dict[str, Any]) -> str:
-    check_fields(body, {"claims", "omit", "kid", "sign_with", "alg"})
-    alg = body.get("alg", "RS256")
-    sign_with = body.get("sign_with", "google-1")
-    if alg not in APPLE_ALGS:
-        raise BadRequest(f"alg must be one of {', '.join(APPLE_ALGS)}")
-    if sign_with not in GOOGLE_RSA:
-        raise BadRequest("sign_with must be google-1, google-2 or rogue")
     now = int(time.time())
     defaults = {
         "iss": GOOGLE_ISSUER,
@@ -239,8 +238,7 @@ def mint_google(body: dict[str, Any]) -> str:
         "iat": now,
         "exp": now + 3600,
     }
-    claims = build_claims(defaults, body)
-    return sign_as(alg, header_with_kid(alg, body, sign_with), claims, sign_with)
+    return mint_with(body, "google-1", GOOGLE_RSA, GOOGLE_RSA, defaults)
 
 
 def clerk_issuer(port: int) -> str:
