@@ -46,6 +46,49 @@ struct DatabaseDeadlineTests {
         }
     }
 
+    /// PostgreSQL ending a transaction's session under it (a shutdown, `pg_terminate_backend`) before its `COMMIT`: the
+    /// `COMMIT` is refused as unavailable at once, nothing is written, and the next transaction works. (PostgresNIO alone
+    /// never answers a statement written after its connection closed: the request, and the server's graceful shutdown,
+    /// waited forever; CI saw it once in the outage test.)
+    @Test func aCommitAfterPostgreSQLEndedTheSessionIsRefusedAsUnavailableAtOnceAndWritesNothing() async throws {
+        let server = try await TestServer.make(backend: .postgresql)
+        let database = try PostgresLatchkeyDatabase(url: server.databasePath, timeout: 5, maximumConnections: 2, logger: TestServer.quietLogger)
+        let killer = try PostgresLatchkeyDatabase(url: server.databasePath, timeout: 5, maximumConnections: 1, logger: TestServer.quietLogger)
+        try await database.whileRunning {
+            try await killer.whileRunning {
+                let table = "session_end_\(UUID().uuidString.prefix(8).lowercased())"
+                try await killer.transaction { sql in try await sql.raw("CREATE TABLE \(unsafeRaw: table) (id int)").run() }
+                // The test's own bound: without the rule the COMMIT below never answers.
+                let outcome: String = try await withDeadline(.seconds(20)) { _ in
+                    do {
+                        try await database.transaction { sql in
+                            try await sql.raw("INSERT INTO \(unsafeRaw: table) VALUES (1)").run()
+                            let pid = try await sql.raw("SELECT pg_backend_pid() AS pid").first()?.decode(column: "pid", as: Int.self) ?? 0
+                            _ = try await killer.read { sql in try await sql.raw("SELECT pg_terminate_backend(\(bind: pid)::int)").run() }
+                            let bound = try #require(sql as? ConnectionBoundSQLDatabase)
+                            try? await bound.connection.closeFuture.get()
+                        }
+                        return "committed"
+                    } catch StoreError.unavailable {
+                        return "unavailable"
+                    } catch {
+                        return String(reflecting: error)
+                    }
+                }
+                #expect(outcome == "unavailable")
+                let rows = try await killer.read { sql in
+                    try await sql.raw("SELECT count(*) AS n FROM \(unsafeRaw: table)").first()?.decode(column: "n", as: Int.self)
+                }
+                #expect(rows == 0)
+                let next = try await database.transaction { sql in
+                    try await sql.raw("INSERT INTO \(unsafeRaw: table) VALUES (2)").run()
+                    return true
+                }
+                #expect(next)
+            }
+        }
+    }
+
     /// Backends waiting for a lock on this schema's `devices` table.
     static func waitingForDevices(on database: PostgresLatchkeyDatabase) async throws -> Int {
         try await database.read { sql in

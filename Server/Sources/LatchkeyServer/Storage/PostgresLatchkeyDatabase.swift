@@ -146,7 +146,7 @@ package final class PostgresLatchkeyDatabase: LatchkeyDatabase {
         try await self.withConnection { connection, deadline in
             // Patient: the deadline bounded the wait for the connection; from here on the caller waits for the outcome.
             if patient, !deadline.claimCommit() { throw StoreError.unavailable("no connection within \(self.timeout)") }
-            let sql = connection.sql(queryLogLevel: nil)
+            let sql = ConnectionBoundSQLDatabase(connection)
             try await sql.raw("BEGIN").run()
             do {
                 if !patient {
@@ -171,7 +171,7 @@ package final class PostgresLatchkeyDatabase: LatchkeyDatabase {
     }
 
     package func read<T: Sendable>(_ body: @escaping @Sendable (any SQLDatabase) async throws -> T) async throws -> T {
-        try await self.withConnection { connection, _ in try await body(connection.sql(queryLogLevel: nil)) }
+        try await self.withConnection { connection, _ in try await body(ConnectionBoundSQLDatabase(connection)) }
     }
 
     /// LISTEN on one pooled connection, held until the calling task is cancelled (no deadline: it waits for
