@@ -17,7 +17,7 @@ struct AdminCommand: AsyncParsableCommand {
                 kept (admin mfa-reset removes it), and so is its role unless --role is given. Roles are cumulative: viewer \
                 (reads every page), support (also acts on users: disable, enable, resend the verification mail, password \
                 reset, mark verified, sessions, budget, second factors, passkeys; retries failed mail), owner (also signing \
-                keys, access codes, deleting users). Audited (admin.create; admin.role.set when an account's role changes). \
+                keys, access codes, deleting users, console accounts). Audited (admin.create; admin.role.set when an account's role changes). \
                 The link's address is admin.public-url, else the public URL (or \
                 http://HOST:admin.port when the console has a port of its own).
                 """)

@@ -134,7 +134,7 @@ struct AdminConsoleTests {
         try await server.test(.live) { client in try await body(ConsoleBrowser(client), client, server) }
     }
 
-    static let pages = ["/admin", "/admin/users", "/admin/access-codes", "/admin/keys", "/admin/webhooks", "/admin/audit"]
+    static let pages = ["/admin", "/admin/users", "/admin/access-codes", "/admin/keys", "/admin/webhooks", "/admin/audit", "/admin/admins"]
 
     /// The password ``ConsoleBrowser/setUp(_:email:password:)`` sets.
     static let password = "a long admin passphrase"

@@ -8,7 +8,8 @@ import Testing
 
 @testable import LatchkeyServer
 
-/// Console roles: viewer (reads) ⊂ support (user actions, retrying mail) ⊂ owner (keys, access codes, deleting users).
+/// Console roles: viewer (reads) ⊂ support (user actions, retrying mail) ⊂ owner (keys, access codes, deleting users,
+/// console accounts).
 /// A POST outside the role answers 403 with the console's page and changes nothing; the page hides what the role
 /// cannot use.
 @Suite
@@ -24,7 +25,8 @@ struct AdminRoleTests {
             ("/admin/users/\(user)/second-factors/reset", .support),
             ("/admin/users/\(user)/passkeys/\(UUID().uuidString.lowercased())/remove", .support), ("/admin/outbox/\(mail)/retry", .support),
             ("/admin/users/\(user)/access-codes", .owner), ("/admin/users/\(user)/delete", .owner), ("/admin/access-codes/\(code)/revoke", .owner),
-            ("/admin/keys/rotate", .owner),
+            ("/admin/keys/rotate", .owner), ("/admin/admins", .owner), ("/admin/admins/\(UUID().uuidString.lowercased())/role", .owner),
+            ("/admin/admins/\(UUID().uuidString.lowercased())/remove", .owner),
         ]
     }
 
@@ -87,7 +89,7 @@ struct AdminRoleTests {
                 #expect(answer.text.contains("Not allowed") && answer.text.contains("needs \(needed.rawValue)"), "\(path)")
                 refused += 1
             }
-            #expect(refused == (role == .viewer ? 15 : 4))
+            #expect(refused == (role == .viewer ? 18 : 7))
             #expect(try await Self.state(server, user: scene.user) == before)
             // The confirmation page of deleting is the owner's too.
             #expect(try await browser.get("/admin/users/\(scene.user)/delete").status == .forbidden)

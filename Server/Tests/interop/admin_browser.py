@@ -451,7 +451,7 @@ class Browser:
             return
         hrefs = {urllib.parse.urlsplit(a.get_attribute("href") or "").path for a in self.find_all("nav#nav a[href]")}
         missing = [p for p in ("/admin", "/admin/users", "/admin/access-codes", "/admin/keys", "/admin/audit",
-                               "/admin/outbox") if p not in hrefs]
+                               "/admin/outbox", "/admin/admins") if p not in hrefs]
         check(f"{page}: nav#nav links to every section", not missing, f"missing {missing}" if missing else "")
         check(f"{page}: form#logout posts to /admin/logout", self.has("form#logout")
               and urllib.parse.urlsplit(self.find("form#logout").get_attribute("action") or "").path == "/admin/logout")
@@ -819,9 +819,47 @@ def support_day(b, args, base, owner_password):
     check("owner: table#keys has one key more", len(b.find_all("table#keys tbody tr")) == keys + 1,
           f"{len(b.find_all('table#keys tbody tr'))} rows, {keys} before")
     b.settle()
+
+    # 15. Console accounts: the owner adds one (its setup link once) and changes its role; support reads, cannot change.
+    b.get("/admin/admins", "console accounts (owner)")
+    rows = len(b.find_all("table#admins tbody tr"))
+    check("console accounts: table#admins lists the accounts", rows >= 3, f"{rows} rows")
+    b.wait_for("form#add-admin")
+    b.driver.execute_script("document.querySelector('form#add-admin select[name=role]').value = 'viewer';")
+    b.submit("form#add-admin", {"email": "dora@example.com", "password": owner_password}, name="console account added")
+    link = (b.wait_for("#setup-link").text or "").strip()
+    check("owner: adding an account shows its setup link once (#setup-link)", "/admin/setup?token=" in link,
+          f"{len(link)} characters")
+    b.settle()
+    b.get("/admin/admins", "console accounts (owner)")
+    check("console accounts: one row more", len(b.find_all("table#admins tbody tr")) == rows + 1,
+          f"{len(b.find_all('table#admins tbody tr'))} rows, {rows} before")
+    check("console accounts: the setup link is not on the list", link.split("token=")[-1] not in b.driver.page_source)
+    dora = ""
+    for row in b.find_all("table#admins tbody tr"):
+        if "dora@example.com" in row.text:
+            dora = row.get_attribute("data-admin-id") or ""
+    b.check_signed_in_page()
+    b.settle("admins")
+    b.signed_in_as(support)
+    b.get("/admin/admins", "console accounts (support)")
+    check("support: the accounts are listed, with no form", b.has("table#admins") and not b.post_forms(),
+          f"forms: {b.post_forms()}")
+    b.settle("admins-support")
+    refused_by_role(base, b, "support", "make an account owner", f"/admin/admins/{dora}/role",
+                    {"role": "owner", "password": support_password})
+    refused_by_role(base, b, "support", "add a console account", "/admin/admins",
+                    {"email": "eve@example.com", "role": "owner", "password": support_password})
+    b.signed_in_as(owner)
+    b.get("/admin/admins", "console accounts (owner)")
+    check("... and nothing changed: dora is still a viewer and no eve",
+          "eve@example.com" not in b.find("table#admins").text
+          and any("dora@example.com" in r.text and "viewer" in r.text for r in b.find_all("table#admins tbody tr")))
+    b.settle()
+
     b.get("/admin/audit", "audit (roles)")
     audit = b.wait_for("table#audit").text
-    for action in ("user.disable", "user.enable"):
+    for action in ("user.disable", "user.enable", "admin.create"):
         check(f"audit: table#audit lists {action}", action in audit)
     b.settle()
     for path, name in (("/admin/webhooks", "webhooks"), ("/admin/account", "account")):

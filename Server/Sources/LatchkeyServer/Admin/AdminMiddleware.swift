@@ -40,9 +40,11 @@ struct AdminForm: Decodable, Sendable {
     var back: String?
     /// A code from the admin's authenticator app, or one of their recovery codes.
     var code: String?
+    /// A console account's role (`viewer`, `support`, `owner`).
+    var role: String?
 
     enum CodingKeys: String, CodingKey {
-        case csrf, email, password, token, limit, note, back, code
+        case csrf, email, password, token, limit, note, back, code, role
         case passwordConfirmation = "password_confirm"
         case expiresIn = "expires_in"
     }

@@ -78,6 +78,7 @@ package struct AdminRoutes: Sendable {
             }
         }
         self.addSupportPages(to: pages)
+        self.addAccountPages(to: pages)
         pages.get("access-codes") { request, context in
             try await self.page(request, context) { session in try await self.codes(session, flash: Self.flash(request)) }
         }
@@ -88,8 +89,8 @@ package struct AdminRoutes: Sendable {
         pages.get("audit") { request, context in try await self.page(request, context) { session in try await self.audit(request, session) } }
 
         // Actions need a session, else 403, and the session's CSRF token in their form; and a role that includes theirs,
-        // else 403 with the console's page. Acting on one user (and retrying mail) is support's; keys, access codes and
-        // deleting users are the owner's.
+        // else 403 with the console's page. Acting on one user (and retrying mail) is support's; keys, access codes,
+        // deleting users and the console's accounts are the owner's.
         func actionGroup(_ role: AdminRole) -> RouterGroup<AdminRequestContext> {
             group.group(context: AdminRequestContext.self)
                 .add(middleware: AdminSignInMiddleware(admin: self.admin, refusal: .forbidden, role: role)).add(middleware: forms)
@@ -97,6 +98,7 @@ package struct AdminRoutes: Sendable {
         let actions = actionGroup(.support)
         let owner = actionGroup(.owner)
         self.addSupportActions(to: actions)
+        self.addAccountActions(to: owner)
         // The confirmation page of an owner's action.
         group.group(context: AdminRequestContext.self)
             .add(middleware: AdminSignInMiddleware(admin: self.admin, refusal: .signIn, role: .owner)).add(middleware: forms)
@@ -511,7 +513,7 @@ package struct AdminRoutes: Sendable {
             "recovery-code-used": "You signed in with a recovery code; it cannot be used again.",
             "passkey-removed": "The passkey is removed: it signs in no more. The user's sessions are kept.",
         ]
-        return request.uri.queryParameters.get("done").flatMap { messages[$0] ?? Self.supportMessages[$0] }.map(Flash.ok)
+        return request.uri.queryParameters.get("done").flatMap { messages[$0] ?? Self.supportMessages[$0] ?? Self.accountMessages[$0] }.map(Flash.ok)
     }
 
     func render(
@@ -563,7 +565,7 @@ package struct AdminRoutes: Sendable {
         Self.message(
             "Not allowed",
             "Your console role is \(session.role.rawValue); this needs \(role.rawValue). Nothing was done. An owner can change roles "
-                + "(latchkey admin create --role).",
+                + "(Console accounts, or latchkey admin create --role).",
             status: .forbidden, session: session)
     }
 

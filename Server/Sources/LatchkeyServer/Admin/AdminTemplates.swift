@@ -8,6 +8,7 @@ enum AdminTemplates {
         for (name, text) in Self.templates.merging(Self.secondFactorTemplates, uniquingKeysWith: { first, _ in first })
             .merging(Self.webhookTemplates, uniquingKeysWith: { first, _ in first })
             .merging(Self.supportTemplates, uniquingKeysWith: { first, _ in first })
+            .merging(Self.accountTemplates, uniquingKeysWith: { first, _ in first })
         {
             // The templates are part of the binary and parsed at first use; a broken one is a programming error.
             try! library.register(text, named: name)
@@ -33,6 +34,7 @@ enum AdminTemplates {
             <a href="/admin/webhooks"{{#nav_webhooks}} class="active"{{/nav_webhooks}}>Webhooks</a>
             <a href="/admin/outbox"{{#nav_outbox}} class="active"{{/nav_outbox}}>Outbox</a>
             <a href="/admin/audit"{{#nav_audit}} class="active"{{/nav_audit}}>Audit log</a>
+            <a href="/admin/admins"{{#nav_admins}} class="active"{{/nav_admins}}>Console accounts</a>
           </nav>{{/signed_in}}{{^signed_in}}<span class="spacer"></span>{{/signed_in}}
           <form id="logout" method="post" action="/admin/logout"><input type="hidden" name="csrf" value="{{csrf}}">
             {{#signed_in}}<a class="who" href="/admin/account">{{email}}</a> <span class="role" id="admin-role">{{role}}</span>{{/signed_in}}{{^signed_in}}<span class="who">{{email}}</span>{{/signed_in}}

@@ -23,6 +23,8 @@ package struct ConsoleService: Sendable {
     let outboxSender: OutboxSender?
     /// The configured webhook endpoints (their secrets never reach a page).
     let webhookEndpoints: [WebhookEndpoint]
+    /// A console account's setup link without its token (``LatchkeyServices/adminSetupLink(token:)``).
+    let adminSetupBase: String
 
     /// What a user's page shows.
     struct UserDetail {

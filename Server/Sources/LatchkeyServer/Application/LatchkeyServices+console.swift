@@ -31,6 +31,7 @@ extension ConsoleService {
         self.backend = services.backend
         self.outboxSender = services.outboxSender
         self.webhookEndpoints = services.configuration.webhooks.endpoints
+        self.adminSetupBase = services.adminSetupLink(token: "")
     }
 }
 
