@@ -52,7 +52,8 @@ extension AdminRoutes {
                 switch try await self.console.store.setAdminRole(id: id, to: role) {
                 case nil: throw AdminPageError.notFound
                 case .refused: return .page(try await self.onlyOwner(session))
-                case .changed(let account, let previous):
+                case .changed(let account):
+                    let previous = account.role
                     if previous != role {
                         try await self.console.audit.record(
                             actor, AuditAction.adminRoleSet, target: "admin \(account.email)", details: "\(previous.rawValue) → \(role.rawValue)")
@@ -74,7 +75,7 @@ extension AdminRoutes {
                 switch try await self.console.store.removeAdminAccount(id: id) {
                 case nil: throw AdminPageError.notFound
                 case .refused: return .page(try await self.onlyOwner(session))
-                case .changed(let account, _):
+                case .changed(let account):
                     try await self.console.audit.record(actor, AuditAction.adminRemove, target: "admin \(account.email)")
                     return .redirect("/admin/admins?done=admin-removed")
                 }
@@ -114,8 +115,8 @@ extension AdminRoutes {
 
 /// What became of a change to a console account that must leave the console an owner.
 enum AdminAccountChange {
-    /// Done: the account as it was, and its role before.
-    case changed(AdminAccount, previous: AdminRole)
+    /// Done: the account as it was before (its role the one it had).
+    case changed(AdminAccount)
     /// Refused: it would have left no owner.
     case refused
 }
@@ -130,7 +131,7 @@ extension SQLLatchkeyStore {
             let account = try Self.adminAccount(from: row)
             if account.role == .owner, role != .owner, try await Self.owners(sql) <= 1 { return .refused }
             try await sql.raw("UPDATE admin_accounts SET role = \(bind: role.rawValue) WHERE id = \(bind: id)").run()
-            return .changed(account, previous: account.role)
+            return .changed(account)
         }
     }
 
@@ -143,7 +144,7 @@ extension SQLLatchkeyStore {
             if account.role == .owner, try await Self.owners(sql) <= 1 { return .refused }
             try await sql.raw("DELETE FROM admin_sessions WHERE admin_id = \(bind: id)").run()
             try await sql.raw("DELETE FROM admin_accounts WHERE id = \(bind: id)").run()
-            return .changed(account, previous: account.role)
+            return .changed(account)
         }
     }
 
